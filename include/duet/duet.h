@@ -1,0 +1,357 @@
+/*
+ * duet.h — the Duet host API.
+ *
+ * Duet gives a program two communication models in one runtime:
+ *   - collectives (every rank calls the same function; a later part of this header), and
+ *   - PGAS one-sided communication over a symmetric heap (this part).
+ *
+ * Everything acts on a communicator (duet_comm_t). A communicator is at once a group of
+ * ranks for collectives and an OpenSHMEM/NVSHMEM "team" for one-sided calls. `duet_init()`
+ * builds the default world communicator from the launcher's environment (duetrun, mpirun,
+ * srun, torchrun); `duet_get_unique_id()` + `duet_comm_init_rank()` build independent ones
+ * the NCCL way. Several communicators may live in one process.
+ *
+ * Conventions for every call:
+ *   - Calls return duet_status_t (DUET_OK == 0, errors < 0) unless stated otherwise; a
+ *     call that returns a pointer returns NULL on error. On error, duet_last_error() gives a
+ *     one-line message saying what went wrong and where. Nothing aborts the process.
+ *   - "pe" arguments are ranks in the communicator passed.
+ *   - A "symmetric address" is an address inside the symmetric heap returned by
+ *     duet_malloc() and friends; the same address names the same object on every rank.
+ *     Remote (target) addresses must be symmetric; local source/destination buffers may be
+ *     any memory of the caller.
+ *   - Zero-length transfers are no-ops whatever the addresses.
+ *   - Every wait is bounded: it returns DUET_ERR_TIMEOUT after DUET_WAIT_TIMEOUT seconds
+ *     (0 = wait forever) and names what it was waiting for.
+ *
+ * Thread safety: a communicator may be used by several threads at once for one-sided
+ * calls; creation, destruction, split, malloc and free must not race with other calls on
+ * the same communicator.
+ */
+#ifndef DUET_H
+#define DUET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DUET_VERSION_MAJOR 0
+#define DUET_VERSION_MINOR 1
+#define DUET_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------------------
+ * Status codes
+ * ------------------------------------------------------------------------------------ */
+typedef enum {
+    DUET_OK              = 0,
+    DUET_ERR_INVALID_ARG = -1, /* bad pointer, PE, size, non-symmetric address, ...      */
+    DUET_ERR_NO_MEMORY   = -2, /* symmetric heap or host memory exhausted                 */
+    DUET_ERR_TIMEOUT     = -3, /* a bounded wait ran out                                  */
+    DUET_ERR_PEER_FAILED = -4, /* a peer rank died or became unreachable                  */
+    DUET_ERR_REVOKED     = -5, /* the communicator was revoked                            */
+    DUET_ERR_UNSUPPORTED = -6, /* not available with this backend / build                 */
+    DUET_ERR_SYSTEM      = -7, /* an operating-system call failed (errno in the message)  */
+    DUET_ERR_CUDA        = -8, /* a CUDA call failed                                      */
+    DUET_ERR_INTERNAL    = -9  /* a bug in Duet: please report the message                */
+} duet_status_t;
+
+/* Short name of a status ("DUET_ERR_TIMEOUT: ..."). Never NULL. */
+const char *duet_status_str(duet_status_t status);
+
+/* The message of the last error raised by the calling thread ("" when none). The string
+ * stays valid until the thread's next failing Duet call. */
+const char *duet_last_error(void);
+
+/* "0.1.0" */
+const char *duet_version_string(void);
+
+/* ------------------------------------------------------------------------------------
+ * Communicators
+ * ------------------------------------------------------------------------------------ */
+typedef struct duet_comm *duet_comm_t;
+
+/* Opaque identifier made by one rank with duet_get_unique_id() and handed to all others
+ * (by any means: MPI_Bcast, a file, ...). It holds the rendezvous address and a random
+ * 128-bit job secret that every bootstrap connection must present. */
+typedef struct {
+    char internal[128];
+} duet_unique_id_t;
+
+/* Options for duet_comm_init_rank(). Start from DUET_CONFIG_INIT; a zero field means
+ * "take the setting from the environment" (DUET_SYMMETRIC_SIZE, DUET_BOOTSTRAP_TIMEOUT). */
+typedef struct {
+    size_t struct_size;          /* sizeof(duet_config_t), for forward compatibility */
+    size_t symmetric_size;       /* bytes of symmetric heap per rank                  */
+    double bootstrap_timeout_s;  /* bound on every bootstrap wait                     */
+} duet_config_t;
+#define DUET_CONFIG_INIT { sizeof(duet_config_t), 0, 0.0 }
+
+/* Color for duet_comm_split() meaning "I join no new communicator". */
+#define DUET_COLOR_UNDEFINED (-1)
+
+/* Builds the default world communicator from the launcher's environment: duetrun's
+ * DUET_* variables, Open MPI's OMPI_COMM_WORLD_*, Slurm's SLURM_*, or torchrun's RANK /
+ * WORLD_SIZE / MASTER_ADDR / MASTER_PORT (see docs/LAUNCHING.md). With no launcher at all
+ * the program runs as a single rank. Collective over all ranks. Calling it again after
+ * success only counts a reference; each call needs a matching duet_finalize(). */
+duet_status_t duet_init(void);
+
+/* Drops one reference taken by duet_init(); the last one destroys the world
+ * communicator (collective). */
+duet_status_t duet_finalize(void);
+
+/* The world communicator, or NULL before duet_init(). */
+duet_comm_t duet_comm_world(void);
+
+/* Rank and size in the world communicator (-1 / 0 before duet_init()). */
+int duet_my_pe(void);
+int duet_n_pes(void);
+
+/* Creates a unique id; the calling process becomes the rendezvous root and must then
+ * call duet_comm_init_rank() with rank 0. Binds to DUET_BOOTSTRAP_IFADDR (default: all
+ * interfaces, advertising the host name's address; 127.0.0.1 when the host is local). */
+duet_status_t duet_get_unique_id(duet_unique_id_t *id);
+
+/* Creates a communicator of nranks ranks; every rank calls it with the same id and its
+ * own distinct rank in [0, nranks). config may be NULL. Collective: it returns when all
+ * ranks have joined, or an error after the bootstrap timeout (wrong nranks, duplicate
+ * rank, unreachable root, wrong secret). The communicator gets its own symmetric heap. */
+duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_t id, int rank,
+                                  const duet_config_t *config);
+
+/* Destroys a communicator (collective over its ranks). A communicator made by
+ * duet_init() is destroyed by duet_finalize() instead. Teams split from a communicator
+ * must be destroyed before it. */
+duet_status_t duet_comm_destroy(duet_comm_t comm);
+
+/* Splits `parent` (collective over parent): ranks with the same color form one new
+ * communicator, ordered by key then by parent rank. DUET_COLOR_UNDEFINED yields
+ * *newcomm = NULL. The new communicator shares the parent's symmetric heap (it is a
+ * team: the same symmetric address is valid in both). */
+duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm);
+
+/* OpenSHMEM-style strided split (collective over parent): the new communicator holds
+ * parent ranks start, start+stride, ..., `size` of them, in that order; ranks of the
+ * parent outside it get *newcomm = NULL. stride may be negative but not 0 (unless
+ * size == 1). */
+duet_status_t duet_comm_split_strided(duet_comm_t parent, int start, int stride, int size,
+                                      duet_comm_t *newcomm);
+
+/* This rank's index in comm and the number of ranks (-1 for a NULL comm). */
+int duet_comm_rank(duet_comm_t comm);
+int duet_comm_size(duet_comm_t comm);
+
+/* The rank in `dest` of rank `rank` of `src`, or -1 if it is not a member (or either
+ * communicator does not share a heap with the other). */
+int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
+
+/* ------------------------------------------------------------------------------------
+ * Symmetric heap
+ *
+ * Each rank owns DUET_SYMMETRIC_SIZE bytes (default 256 MiB) in host shared memory. The
+ * allocation calls are collective over a communicator made by duet_init() or
+ * duet_comm_init_rank() (not a split team) and must be called by every rank in the same
+ * order with the same arguments; they end with a barrier, so the memory is usable by
+ * peers on return. Mismatched arguments across ranks are detected and refused.
+ * ------------------------------------------------------------------------------------ */
+
+/* size bytes aligned to 64; NULL with DUET_ERR_NO_MEMORY when the heap is full.
+ * duet_malloc(comm, 0) returns NULL without error (OpenSHMEM semantics). */
+void *duet_malloc(duet_comm_t comm, size_t size);
+/* count * size zeroed bytes (overflow is an error). */
+void *duet_calloc(duet_comm_t comm, size_t count, size_t size);
+/* size bytes aligned to `alignment` (a power of two). */
+void *duet_align(duet_comm_t comm, size_t alignment, size_t size);
+/* Frees a block (collective); NULL is a no-op. */
+duet_status_t duet_free(duet_comm_t comm, void *ptr);
+
+/* Address at which this process can load/store the object that `addr` names on `pe`,
+ * or NULL if that peer's memory cannot be mapped here (or addr is not symmetric). */
+void *duet_ptr(duet_comm_t comm, const void *addr, int pe);
+
+/* 1 if `addr` is a symmetric address reachable on `pe`, else 0. */
+int duet_addr_accessible(duet_comm_t comm, const void *addr, int pe);
+
+/* ------------------------------------------------------------------------------------
+ * One-sided RMA (OpenSHMEM 1.5 semantics)
+ *
+ * put: copies nbytes from the local `src` to the symmetric `dest` on `pe`. Returns when
+ *      `src` may be reused; the data is delivered (visible at pe) after duet_quiet(),
+ *      duet_barrier*(), or in order before a later signal/put of the same call sequence
+ *      separated by duet_fence().
+ * get: copies nbytes from the symmetric `src` on `pe` into the local `dest`; returns when
+ *      the data has arrived.
+ * _nbi: non-blocking; the buffers must not be touched until duet_quiet().
+ * ------------------------------------------------------------------------------------ */
+duet_status_t duet_put(duet_comm_t comm, void *dest, const void *src, size_t nbytes, int pe);
+duet_status_t duet_get(duet_comm_t comm, void *dest, const void *src, size_t nbytes, int pe);
+duet_status_t duet_put_nbi(duet_comm_t comm, void *dest, const void *src, size_t nbytes, int pe);
+duet_status_t duet_get_nbi(duet_comm_t comm, void *dest, const void *src, size_t nbytes, int pe);
+
+/* Strided: element i (of elem_size bytes) moves between dest[i*dst_stride] and
+ * src[i*src_stride] (strides in elements, non-zero). */
+duet_status_t duet_iput(duet_comm_t comm, void *dest, const void *src, ptrdiff_t dst_stride,
+                        ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe);
+duet_status_t duet_iget(duet_comm_t comm, void *dest, const void *src, ptrdiff_t dst_stride,
+                        ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe);
+
+/* The standard RMA types of OpenSHMEM 1.5, as X(TYPE, NAME). */
+#define DUET_RMA_TYPES(X)                                                                  \
+    X(float, float) X(double, double) X(long double, longdouble) X(char, char)               \
+    X(signed char, schar) X(short, short) X(int, int) X(long, long) X(long long, longlong)  \
+    X(unsigned char, uchar) X(unsigned short, ushort) X(unsigned int, uint)                  \
+    X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int8_t, int8)                 \
+    X(int16_t, int16) X(int32_t, int32) X(int64_t, int64) X(uint8_t, uint8)                  \
+    X(uint16_t, uint16) X(uint32_t, uint32) X(uint64_t, uint64) X(size_t, size)              \
+    X(ptrdiff_t, ptrdiff)
+
+/* For each RMA type T named NAME (nelems counts elements, strides count elements):
+ *   duet_put_NAME(comm, T *dest, const T *src, size_t nelems, int pe)      and _nbi
+ *   duet_get_NAME(comm, T *dest, const T *src, size_t nelems, int pe)      and _nbi
+ *   duet_iput_NAME(comm, T *dest, const T *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+ *                  size_t nelems, int pe)                                  and duet_iget_NAME
+ *   duet_p_NAME(comm, T *dest, T value, int pe)            one element, put
+ *   duet_g_NAME(comm, const T *src, int pe, T *value)      one element, get, into *value */
+#define DUET_DECLARE_RMA_(T, N)                                                                   \
+    duet_status_t duet_put_##N(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe);      \
+    duet_status_t duet_put_##N##_nbi(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe);\
+    duet_status_t duet_get_##N(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe);      \
+    duet_status_t duet_get_##N##_nbi(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe);\
+    duet_status_t duet_iput_##N(duet_comm_t c, T *dest, const T *src, ptrdiff_t dst_stride,       \
+                                ptrdiff_t src_stride, size_t nelems, int pe);                     \
+    duet_status_t duet_iget_##N(duet_comm_t c, T *dest, const T *src, ptrdiff_t dst_stride,       \
+                                ptrdiff_t src_stride, size_t nelems, int pe);                     \
+    duet_status_t duet_p_##N(duet_comm_t c, T *dest, T value, int pe);                            \
+    duet_status_t duet_g_##N(duet_comm_t c, const T *src, int pe, T *value);
+DUET_RMA_TYPES(DUET_DECLARE_RMA_)
+
+/* ------------------------------------------------------------------------------------
+ * Signals: a signal is a symmetric uint64_t. put_signal delivers the data and then
+ * updates the signal on pe (set or add), so a peer that sees the signal change also
+ * sees the data.
+ * ------------------------------------------------------------------------------------ */
+enum { DUET_SIGNAL_SET = 0, DUET_SIGNAL_ADD = 1 };
+
+duet_status_t duet_put_signal(duet_comm_t comm, void *dest, const void *src, size_t nbytes,
+                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+duet_status_t duet_put_signal_nbi(duet_comm_t comm, void *dest, const void *src, size_t nbytes,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+/* Updates a signal on pe without data (ordered after earlier puts only with a fence). */
+duet_status_t duet_signal_op(duet_comm_t comm, uint64_t *sig_addr, uint64_t signal, int sig_op,
+                             int pe);
+/* Reads the local signal atomically. */
+duet_status_t duet_signal_fetch(duet_comm_t comm, const uint64_t *sig_addr, uint64_t *value);
+/* Waits until the local signal compares true against value; *value_out (may be NULL)
+ * receives the signal's value that satisfied it. */
+duet_status_t duet_signal_wait_until(duet_comm_t comm, uint64_t *sig_addr, int cmp, uint64_t value,
+                                     uint64_t *value_out);
+
+/* ------------------------------------------------------------------------------------
+ * Atomics on symmetric integers (and fetch/set/swap on float/double). Atomic with
+ * respect to every other Duet atomic on the same object from any rank.
+ * ------------------------------------------------------------------------------------ */
+#define DUET_AMO_TYPES(X)                                                                  \
+    X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                  \
+    X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32)              \
+    X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64) X(size_t, size)               \
+    X(ptrdiff_t, ptrdiff)
+#define DUET_AMO_BITWISE_TYPES(X)                                                          \
+    X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)          \
+    X(int32_t, int32) X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)
+#define DUET_AMO_EXTENDED_TYPES(X) X(float, float) X(double, double)
+
+/* Fetching forms return the old value in *fetched (last argument). */
+#define DUET_DECLARE_AMO_EXT_(T, N)                                                               \
+    duet_status_t duet_atomic_fetch_##N(duet_comm_t c, const T *src, int pe, T *fetched);         \
+    duet_status_t duet_atomic_set_##N(duet_comm_t c, T *dest, T value, int pe);                   \
+    duet_status_t duet_atomic_swap_##N(duet_comm_t c, T *dest, T value, int pe, T *fetched);
+#define DUET_DECLARE_AMO_(T, N)                                                                   \
+    DUET_DECLARE_AMO_EXT_(T, N)                                                                   \
+    duet_status_t duet_atomic_compare_swap_##N(duet_comm_t c, T *dest, T cond, T value, int pe,   \
+                                               T *fetched);                                       \
+    duet_status_t duet_atomic_fetch_add_##N(duet_comm_t c, T *dest, T value, int pe, T *fetched); \
+    duet_status_t duet_atomic_add_##N(duet_comm_t c, T *dest, T value, int pe);                   \
+    duet_status_t duet_atomic_fetch_inc_##N(duet_comm_t c, T *dest, int pe, T *fetched);          \
+    duet_status_t duet_atomic_inc_##N(duet_comm_t c, T *dest, int pe);
+#define DUET_DECLARE_AMO_BITWISE_(T, N)                                                           \
+    duet_status_t duet_atomic_fetch_and_##N(duet_comm_t c, T *dest, T value, int pe, T *fetched); \
+    duet_status_t duet_atomic_and_##N(duet_comm_t c, T *dest, T value, int pe);                   \
+    duet_status_t duet_atomic_fetch_or_##N(duet_comm_t c, T *dest, T value, int pe, T *fetched);  \
+    duet_status_t duet_atomic_or_##N(duet_comm_t c, T *dest, T value, int pe);                    \
+    duet_status_t duet_atomic_fetch_xor_##N(duet_comm_t c, T *dest, T value, int pe, T *fetched); \
+    duet_status_t duet_atomic_xor_##N(duet_comm_t c, T *dest, T value, int pe);
+DUET_AMO_TYPES(DUET_DECLARE_AMO_)
+DUET_AMO_BITWISE_TYPES(DUET_DECLARE_AMO_BITWISE_)
+DUET_AMO_EXTENDED_TYPES(DUET_DECLARE_AMO_EXT_)
+
+/* ------------------------------------------------------------------------------------
+ * Point-to-point synchronization on local symmetric integers
+ * ------------------------------------------------------------------------------------ */
+enum { DUET_CMP_EQ = 0, DUET_CMP_NE, DUET_CMP_GT, DUET_CMP_GE, DUET_CMP_LT, DUET_CMP_LE };
+
+/* For each AMO type T named NAME (ivars are local symmetric objects updated by peers;
+ * `status` may be NULL, else status[i] != 0 excludes ivars[i]):
+ *   duet_wait_until_NAME(c, T *ivar, int cmp, T value)
+ *   duet_test_NAME(c, T *ivar, int cmp, T value, int *satisfied)
+ *   duet_wait_until_all_NAME(c, T *ivars, size_t n, const int *status, int cmp, T value)
+ *   duet_wait_until_any_NAME(c, ..., T value, size_t *index)    index of one satisfied
+ *        element, or SIZE_MAX when every element is excluded
+ *   duet_wait_until_some_NAME(c, ..., T value, size_t *indices, size_t *count)
+ *        waits for at least one, reports every satisfied index (count 0 when all excluded)
+ *   duet_test_all / _any / _some_NAME: as above without waiting (*satisfied / index =
+ *        SIZE_MAX / count = 0 when not satisfied)
+ *   ..._vector_NAME forms compare element i against values[i]. */
+#define DUET_DECLARE_SYNC_(T, N)                                                                  \
+    duet_status_t duet_wait_until_##N(duet_comm_t c, T *ivar, int cmp, T value);                  \
+    duet_status_t duet_test_##N(duet_comm_t c, T *ivar, int cmp, T value, int *satisfied);        \
+    duet_status_t duet_wait_until_all_##N(duet_comm_t c, T *ivars, size_t n, const int *status,   \
+                                          int cmp, T value);                                      \
+    duet_status_t duet_wait_until_any_##N(duet_comm_t c, T *ivars, size_t n, const int *status,   \
+                                          int cmp, T value, size_t *index);                       \
+    duet_status_t duet_wait_until_some_##N(duet_comm_t c, T *ivars, size_t n, const int *status,  \
+                                           int cmp, T value, size_t *indices, size_t *count);     \
+    duet_status_t duet_wait_until_all_vector_##N(duet_comm_t c, T *ivars, size_t n,               \
+                                                 const int *status, int cmp, const T *values);    \
+    duet_status_t duet_wait_until_any_vector_##N(duet_comm_t c, T *ivars, size_t n,               \
+                                                 const int *status, int cmp, const T *values,     \
+                                                 size_t *index);                                  \
+    duet_status_t duet_wait_until_some_vector_##N(duet_comm_t c, T *ivars, size_t n,              \
+                                                  const int *status, int cmp, const T *values,    \
+                                                  size_t *indices, size_t *count);                \
+    duet_status_t duet_test_all_##N(duet_comm_t c, T *ivars, size_t n, const int *status,         \
+                                    int cmp, T value, int *satisfied);                            \
+    duet_status_t duet_test_any_##N(duet_comm_t c, T *ivars, size_t n, const int *status,         \
+                                    int cmp, T value, size_t *index);                             \
+    duet_status_t duet_test_some_##N(duet_comm_t c, T *ivars, size_t n, const int *status,        \
+                                     int cmp, T value, size_t *indices, size_t *count);           \
+    duet_status_t duet_test_all_vector_##N(duet_comm_t c, T *ivars, size_t n, const int *status,  \
+                                           int cmp, const T *values, int *satisfied);             \
+    duet_status_t duet_test_any_vector_##N(duet_comm_t c, T *ivars, size_t n, const int *status,  \
+                                           int cmp, const T *values, size_t *index);              \
+    duet_status_t duet_test_some_vector_##N(duet_comm_t c, T *ivars, size_t n, const int *status, \
+                                            int cmp, const T *values, size_t *indices,            \
+                                            size_t *count);
+DUET_AMO_TYPES(DUET_DECLARE_SYNC_)
+
+/* ------------------------------------------------------------------------------------
+ * Ordering and barriers
+ * ------------------------------------------------------------------------------------ */
+/* Orders this rank's earlier puts, AMOs and signals to each PE before its later ones. */
+duet_status_t duet_fence(duet_comm_t comm);
+/* Completes every earlier put, AMO and signal of this rank: they are visible at their
+ * targets when it returns. */
+duet_status_t duet_quiet(duet_comm_t comm);
+/* Collective over comm: returns when every member has entered (no completion implied). */
+duet_status_t duet_sync(duet_comm_t comm);
+/* Collective over comm: duet_quiet() then duet_sync(). */
+duet_status_t duet_barrier(duet_comm_t comm);
+/* duet_barrier() on the world communicator. */
+duet_status_t duet_barrier_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_H */

@@ -1,0 +1,43 @@
+/*
+ * duet_comm.h — the communicator: a group of ranks, its bootstrap links, the symmetric
+ * heap it shares with its teams, and its sync slot.
+ */
+#ifndef DUET_COMM_H
+#define DUET_COMM_H
+
+#include "boot/duet_boot.h"
+#include "heap/duet_heap.h"
+
+struct duet_comm {
+    uint64_t magic;        /* DUET_COMM_MAGIC while alive: catches stale handles */
+    int rank, size;
+    int *heap_pe;          /* comm rank -> heap pe (root communicator rank) */
+    struct duet_comm *parent; /* NULL for a root communicator (owns the heap) */
+    int children;          /* live teams split from this one */
+    duet_heap_t *heap;
+    duet_boot_t boot;
+    int slot;              /* team sync slot in the heap's internal area */
+    uint64_t sync_epoch;   /* barriers completed on this communicator */
+    _Atomic int abort_flag; /* set to make every wait on this communicator stop */
+    duet_wait_ctx_t wait_ctx;
+    char tag[64];          /* names this communicator's shared-memory segments */
+};
+
+#define DUET_COMM_MAGIC 0x4455455443304d4dull
+
+/* Validates a communicator handle (records the error and returns it if bad). */
+static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
+{
+    if (DUET_UNLIKELY(!c))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the communicator is NULL", fn);
+    if (DUET_UNLIKELY(c->magic != DUET_COMM_MAGIC))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: not a live communicator (destroyed?)", fn);
+    return DUET_OK;
+}
+
+/* Builds a communicator around a joined bootstrap (takes ownership of *boot). With
+ * parent == NULL it creates a heap; else it shares the parent's, with heap_pe given. */
+duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t parent, int *heap_pe,
+                               int slot, size_t heap_size, const char *tag);
+
+#endif

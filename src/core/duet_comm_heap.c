@@ -1,0 +1,123 @@
+/*
+ * Collective allocation on the symmetric heap: duet_malloc / calloc / align / free.
+ *
+ * Every rank runs the same deterministic allocator on the same sequence of requests, so
+ * the same offset comes out everywhere without any communication. A small out-of-band
+ * exchange first checks that all ranks really made the same request; it also stands in
+ * for the barrier OpenSHMEM requires (no rank leaves before every rank has entered).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "core/duet_comm.h"
+
+enum { REQ_ALLOC = 1, REQ_FREE = 2 };
+
+typedef struct {
+    uint32_t kind, pad;
+    uint64_t size, align; /* REQ_FREE: size = the block's offset */
+} heap_req_t;
+
+static duet_status_t agree(duet_comm_t c, const heap_req_t *mine, const char *fn)
+{
+    heap_req_t *all = malloc(sizeof *all * (size_t)c->size);
+    if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "%s: out of host memory", fn);
+    duet_status_t st = duet_boot_allgather(&c->boot, mine, all, sizeof *mine);
+    for (int r = 0; st == DUET_OK && r < c->size; r++)
+        if (memcmp(&all[r], mine, sizeof *mine) != 0)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
+                           "%s: ranks disagree: rank %d asked for %s(%llu, align %llu), rank %d for "
+                           "%s(%llu, align %llu); every rank must make the same call",
+                           fn, r, all[r].kind == REQ_FREE ? "free" : "alloc",
+                           (unsigned long long)all[r].size, (unsigned long long)all[r].align, c->rank,
+                           mine->kind == REQ_FREE ? "free" : "alloc", (unsigned long long)mine->size,
+                           (unsigned long long)mine->align);
+    free(all);
+    return st;
+}
+
+static duet_status_t root_only(duet_comm_t c, const char *fn)
+{
+    duet_status_t st = duet_comm_check(c, fn);
+    if (!st && c->parent)
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
+                       "%s: allocate on the communicator that owns the heap (from duet_init or "
+                       "duet_comm_init_rank), not on a team split from it", fn);
+    return st;
+}
+
+static void *alloc_block(duet_comm_t c, size_t alignment, size_t size, const char *fn)
+{
+    if (root_only(c, fn)) return NULL;
+    if (alignment == 0 || (alignment & (alignment - 1))) {
+        DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: alignment %zu is not a power of two", fn, alignment);
+        return NULL;
+    }
+    heap_req_t req = {REQ_ALLOC, 0, size, alignment};
+    if (agree(c, &req, fn)) return NULL;
+    if (size == 0) return NULL; /* OpenSHMEM: malloc(0) gives NULL, no error */
+    duet_heap_t *h = c->heap;
+    size_t off;
+    pthread_mutex_lock(&h->lock);
+    int rc = duet_alloc_take(h->alloc, size, alignment, &off);
+    duet_alloc_stats_t s;
+    if (rc) duet_alloc_stats(h->alloc, &s);
+    pthread_mutex_unlock(&h->lock);
+    if (rc) {
+        DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP,
+                  "%s: the symmetric heap cannot fit %zu bytes (aligned %zu): %zu of %zu bytes free, "
+                  "largest free range %zu; raise DUET_SYMMETRIC_SIZE", fn, size, alignment, s.free,
+                  s.total, s.largest_free);
+        return NULL;
+    }
+    DUET_LOG(TRACE, HEAP, "%s(%zu, align %zu) -> offset %zu", fn, size, alignment, off);
+    return h->local_base + DUET_HEAP_USER_OFFSET + off;
+}
+
+void *duet_malloc(duet_comm_t c, size_t size) { return alloc_block(c, 64, size, "duet_malloc"); }
+
+void *duet_align(duet_comm_t c, size_t alignment, size_t size)
+{
+    return alloc_block(c, alignment, size, "duet_align");
+}
+
+void *duet_calloc(duet_comm_t c, size_t count, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) {
+        DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "duet_calloc: %zu x %zu bytes overflows", count, size);
+        return NULL;
+    }
+    void *p = alloc_block(c, 64, bytes, "duet_calloc");
+    if (p) {
+        memset(p, 0, bytes);
+        /* nobody writes into the block before its owner has zeroed it */
+        if (duet_sync(c)) {
+            duet_error_wrap(DUET_ERR_TIMEOUT, "duet_calloc");
+            return NULL;
+        }
+    }
+    return p;
+}
+
+duet_status_t duet_free(duet_comm_t c, void *ptr)
+{
+    static const char fn[] = "duet_free";
+    duet_status_t st = root_only(c, fn);
+    if (st) return st;
+    duet_heap_t *h = c->heap;
+    size_t off = 0;
+    if (ptr) {
+        uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
+        if ((uintptr_t)ptr < lo || (uintptr_t)ptr >= (uintptr_t)h->local_base + h->seg_size)
+            return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: %p is not in the symmetric heap", fn, ptr);
+        off = (uintptr_t)ptr - lo;
+    }
+    /* free is collective: agree on the block (also the OpenSHMEM barrier before freeing) */
+    heap_req_t req = {REQ_FREE, 0, ptr ? off : UINT64_MAX, 0};
+    if ((st = agree(c, &req, fn)) || !ptr) return st;
+    pthread_mutex_lock(&h->lock);
+    int rc = duet_alloc_give(h->alloc, off);
+    pthread_mutex_unlock(&h->lock);
+    if (rc) return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: %p is not a live block (double free?)", fn, ptr);
+    return DUET_OK;
+}

@@ -1,0 +1,207 @@
+/*
+ * Creating and destroying communicators: duet_init / duet_finalize (the world), and the
+ * NCCL-style duet_get_unique_id + duet_comm_init_rank.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/duet_comm.h"
+
+static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
+static duet_comm_t world;
+static int world_refs;
+
+/* Every rank's view of the job, compared at creation so mistakes fail early. */
+typedef struct {
+    char host[64];
+    uint64_t heap_size;
+    int32_t pid;
+} rank_info_t;
+
+static duet_status_t check_peers(duet_boot_t *b, size_t heap_size)
+{
+    rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid()};
+    gethostname(mine.host, sizeof mine.host - 1);
+    rank_info_t *all = malloc(sizeof *all * (size_t)b->nranks);
+    if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
+    for (int r = 0; st == DUET_OK && r < b->nranks; r++) {
+        if (all[r].heap_size != heap_size)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                           "rank %d asks for a %llu-byte symmetric heap, rank %d for %zu "
+                           "(DUET_SYMMETRIC_SIZE must match on every rank)",
+                           r, (unsigned long long)all[r].heap_size, b->rank, heap_size);
+        else if (strcmp(all[r].host, mine.host) != 0)
+            st = DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
+                           "rank %d runs on host %s and rank %d on %s: ranks on several hosts need "
+                           "the network transport, which this build does not have yet",
+                           r, all[r].host, b->rank, mine.host);
+    }
+    free(all);
+    return st;
+}
+
+duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t parent, int *heap_pe,
+                               int slot, size_t heap_size, const char *tag)
+{
+    duet_comm_t c = calloc(1, sizeof *c);
+    if (!c) {
+        duet_boot_close(boot);
+        free(heap_pe);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    }
+    c->boot = *boot;
+    c->rank = boot->rank;
+    c->size = boot->nranks;
+    c->parent = parent;
+    c->slot = slot;
+    snprintf(c->tag, sizeof c->tag, "%s", tag);
+    duet_status_t st = DUET_OK;
+    if (parent) {
+        c->heap = parent->heap;
+        c->heap->refcount++;
+        c->heap_pe = heap_pe;
+        parent->children++;
+    } else {
+        c->heap_pe = malloc(sizeof(int) * (size_t)c->size);
+        if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+        for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size);
+        if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
+    }
+    if (st != DUET_OK) {
+        duet_boot_close(&c->boot);
+        free(c->heap_pe);
+        free(c);
+        return st;
+    }
+    c->wait_ctx.doorbell = &duet_heap_ctrl(c->heap->local_base)->doorbell;
+    c->wait_ctx.abort_flag = &c->abort_flag;
+    c->wait_ctx.abort_status = DUET_ERR_REVOKED;
+    c->wait_ctx.timeout_s = duet_cfg()->wait_timeout;
+    c->magic = DUET_COMM_MAGIC;
+    *out = c;
+    return DUET_OK;
+}
+
+/* The segment tag: the launcher's job secret first (so duetrun can clean up after a
+ * killed job), then this communicator's own secret. */
+static void make_tag(char *tag, size_t len, const duet_unique_id_t *uid)
+{
+    const duet_boot_id_t *id = (const duet_boot_id_t *)uid;
+    char own[2 * DUET_SECRET_BYTES + 1];
+    duet_hex_encode(id->secret, DUET_SECRET_BYTES, own);
+    const char *job = duet_cfg()->job_secret;
+    if (job[0] && strcmp(job, own) != 0) snprintf(tag, len, "%.32s-%.8s", job, own);
+    else snprintf(tag, len, "%s", own);
+}
+
+static duet_status_t init_rank(duet_comm_t *comm, int nranks, const duet_unique_id_t *id, int rank,
+                               const duet_config_t *config)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    size_t heap_size = cfg->symmetric_size;
+    double timeout = cfg->bootstrap_timeout;
+    if (config) {
+        if (config->struct_size < sizeof(size_t) || config->struct_size > sizeof *config)
+            return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_config_t: struct_size %zu is not valid "
+                             "(start from DUET_CONFIG_INIT)", config->struct_size);
+        if (config->symmetric_size) heap_size = config->symmetric_size;
+        if (config->bootstrap_timeout_s > 0) timeout = config->bootstrap_timeout_s;
+    }
+    duet_boot_t boot;
+    duet_status_t st = duet_boot_join(&boot, id, rank, nranks, timeout);
+    if (st) return st;
+    duet_log_set_rank(rank);
+    char tag[80];
+    make_tag(tag, sizeof tag, id);
+    return duet_comm_build_(comm, &boot, NULL, NULL, 0, heap_size, tag);
+}
+
+duet_status_t duet_get_unique_id(duet_unique_id_t *id) { return duet_boot_id_create(id); }
+
+duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_t id, int rank,
+                                  const duet_config_t *config)
+{
+    if (!comm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_init_rank: comm is NULL");
+    *comm = NULL;
+    duet_status_t st = init_rank(comm, nranks, &id, rank, config);
+    return st ? duet_error_wrap(st, "duet_comm_init_rank") : DUET_OK;
+}
+
+duet_status_t duet_init(void)
+{
+    pthread_mutex_lock(&world_lock);
+    duet_status_t st = DUET_OK;
+    if (world_refs == 0) {
+        duet_boot_env_t env;
+        st = duet_boot_env_detect(&env);
+        if (st == DUET_OK) {
+            st = init_rank(&world, env.nranks, &env.id, env.rank, NULL);
+            duet_boot_env_cleanup(&env);
+        }
+        if (st == DUET_OK)
+            DUET_LOG(INFO, INIT, "duet %s: rank %d of %d (launcher %s)", duet_version_string(),
+                     world->rank, world->size, env.launcher);
+    }
+    if (st == DUET_OK) world_refs++;
+    pthread_mutex_unlock(&world_lock);
+    return st ? duet_error_wrap(st, "duet_init") : DUET_OK;
+}
+
+static duet_status_t comm_free(duet_comm_t c)
+{
+    /* everyone stops touching everyone's memory before any segment is unmapped */
+    duet_status_t st = duet_boot_barrier(&c->boot);
+    if (c->parent) {
+        c->parent->children--;
+        c->heap->slots_used &= ~(1ull << c->slot);
+    }
+    duet_heap_release(c->heap);
+    duet_boot_close(&c->boot);
+    c->magic = 0;
+    free(c->heap_pe);
+    free(c);
+    return st;
+}
+
+duet_status_t duet_comm_destroy(duet_comm_t c)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_destroy");
+    if (st) return st;
+    if (c == world)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                         "duet_comm_destroy: the world communicator is destroyed by duet_finalize()");
+    if (c->children)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                         "duet_comm_destroy: %d team(s) split from this communicator are still alive",
+                         c->children);
+    return comm_free(c);
+}
+
+duet_status_t duet_finalize(void)
+{
+    pthread_mutex_lock(&world_lock);
+    duet_status_t st = DUET_OK;
+    if (world_refs == 0) {
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_finalize: duet_init() was not called");
+    } else if (world_refs == 1 && world->children) {
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                       "duet_finalize: %d team(s) split from the world are still alive", world->children);
+    } else if (--world_refs == 0) {
+        st = comm_free(world);
+        world = NULL;
+        duet_log_set_rank(-1);
+    }
+    pthread_mutex_unlock(&world_lock);
+    return st;
+}
+
+duet_comm_t duet_comm_world(void) { return world; }
+int duet_my_pe(void) { return world ? world->rank : -1; }
+int duet_n_pes(void) { return world ? world->size : 0; }
+
+int duet_comm_rank(duet_comm_t c) { return duet_comm_check(c, "duet_comm_rank") ? -1 : c->rank; }
+int duet_comm_size(duet_comm_t c) { return duet_comm_check(c, "duet_comm_size") ? -1 : c->size; }

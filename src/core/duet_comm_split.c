@@ -1,0 +1,155 @@
+/*
+ * Teams: splitting a communicator by color/key or by stride.
+ *
+ * A split is collective over the parent. Two out-of-band exchanges over the parent:
+ *   1. everyone's (color, key, sync slots in use) -> each rank finds its group, its new
+ *      rank, and a sync slot free on every member;
+ *   2. each group's leader (its first member) makes a unique id for the group's own
+ *      bootstrap; the members join it.
+ * The new communicator shares the parent's heap (same symmetric addresses).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "core/duet_comm.h"
+
+typedef struct {
+    int32_t color, key;
+    uint64_t slots_used;
+} split_info_t;
+
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    duet_unique_id_t id;
+} split_id_t;
+
+typedef struct {
+    int key, parent_rank;
+} member_t;
+
+static int member_cmp(const void *a, const void *b)
+{
+    const member_t *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->parent_rank - y->parent_rank;
+}
+
+static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
+{
+    int n = parent->size;
+    split_info_t mine = {color, key, parent->heap->slots_used};
+    split_info_t *all = malloc(sizeof *all * (size_t)n);
+    split_id_t *ids = malloc(sizeof *ids * (size_t)n);
+    member_t *members = malloc(sizeof *members * (size_t)n);
+    int *heap_pe = NULL;
+    duet_status_t st = all && ids && members ? DUET_OK
+                                             : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &mine, all, sizeof mine);
+    int count = 0, my_index = -1, slot = -1;
+    if (st == DUET_OK && color != DUET_COLOR_UNDEFINED) {
+        uint64_t used = 0;
+        for (int r = 0; r < n; r++) {
+            if (all[r].color != color) continue;
+            members[count++] = (member_t){all[r].key, r};
+            used |= all[r].slots_used;
+        }
+        qsort(members, (size_t)count, sizeof *members, member_cmp);
+        for (int i = 0; i < count; i++)
+            if (members[i].parent_rank == parent->rank) my_index = i;
+        for (int s = 1; s < DUET_TEAM_SLOTS && slot < 0; s++)
+            if (!(used & (1ull << s))) slot = s;
+    }
+    /* exchange 2: the leaders' ids (every rank takes part, members or not) */
+    split_id_t my_id = {DUET_OK, 0, {{0}}};
+    if (st == DUET_OK && my_index == 0) {
+        my_id.status = slot < 0 ? DUET_ERR_NO_MEMORY : duet_boot_id_create(&my_id.id);
+    }
+    if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &my_id, ids, sizeof my_id);
+    if (st != DUET_OK || color == DUET_COLOR_UNDEFINED) goto out;
+    const split_id_t *leader = &ids[members[0].parent_rank];
+    if (slot < 0) {
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "split: all %d team sync slots are in use by teams "
+                       "of these ranks; destroy some teams first", DUET_TEAM_SLOTS - 1);
+        goto out;
+    }
+    if (leader->status != DUET_OK) {
+        st = DUET_FAIL((duet_status_t)leader->status, INIT, "split: the group's leader (parent rank %d) "
+                       "could not open a bootstrap listener", members[0].parent_rank);
+        goto out;
+    }
+    heap_pe = malloc(sizeof(int) * (size_t)count);
+    if (!heap_pe) {
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+        goto out;
+    }
+    for (int i = 0; i < count; i++) heap_pe[i] = parent->heap_pe[members[i].parent_rank];
+    duet_boot_t boot;
+    st = duet_boot_join(&boot, &leader->id, my_index, count, duet_cfg()->bootstrap_timeout);
+    if (st != DUET_OK) goto out;
+    /* my flags of the slot start from zero before any member may use them */
+    memset(duet_heap_slot(parent->heap->local_base, slot), 0, sizeof(duet_team_slot_t));
+    st = duet_boot_barrier(&boot);
+    if (st != DUET_OK) {
+        duet_boot_close(&boot);
+        goto out;
+    }
+    parent->heap->slots_used |= 1ull << slot;
+    st = duet_comm_build_(newcomm, &boot, parent, heap_pe, slot, 0, parent->tag);
+    heap_pe = NULL; /* owned by the communicator (or freed on failure) */
+    if (st != DUET_OK) parent->heap->slots_used &= ~(1ull << slot);
+out:
+    free(all);
+    free(ids);
+    free(members);
+    free(heap_pe);
+    return st;
+}
+
+duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
+{
+    duet_status_t st = duet_comm_check(parent, "duet_comm_split");
+    if (st) return st;
+    if (!newcomm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_split: newcomm is NULL");
+    *newcomm = NULL;
+    if (color < 0 && color != DUET_COLOR_UNDEFINED)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                         "duet_comm_split: color %d is negative (only DUET_COLOR_UNDEFINED may be)", color);
+    st = split(parent, color, key, newcomm);
+    return st ? duet_error_wrap(st, "duet_comm_split") : DUET_OK;
+}
+
+duet_status_t duet_comm_split_strided(duet_comm_t parent, int start, int stride, int size,
+                                      duet_comm_t *newcomm)
+{
+    duet_status_t st = duet_comm_check(parent, "duet_comm_split_strided");
+    if (st) return st;
+    if (!newcomm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_split_strided: newcomm is NULL");
+    *newcomm = NULL;
+    long last = (long)start + (long)stride * (long)(size - 1);
+    if (size < 1 || start < 0 || start >= parent->size || last < 0 || last >= parent->size ||
+        (stride == 0 && size > 1))
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
+                         "duet_comm_split_strided: start %d, stride %d, size %d do not fit in %d ranks",
+                         start, stride, size, parent->size);
+    /* my position in the sequence, if any, is my key; members share one color */
+    int color = DUET_COLOR_UNDEFINED, key = 0;
+    for (int i = 0; i < size; i++)
+        if (start + stride * i == parent->rank) {
+            color = 0;
+            key = i;
+            break;
+        }
+    st = split(parent, color, key, newcomm);
+    return st ? duet_error_wrap(st, "duet_comm_split_strided") : DUET_OK;
+}
+
+int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest)
+{
+    if (duet_comm_check(src, "duet_comm_translate_rank") || duet_comm_check(dest, "duet_comm_translate_rank") ||
+        rank < 0 || rank >= src->size || src->heap != dest->heap)
+        return -1;
+    int pe = src->heap_pe[rank];
+    for (int r = 0; r < dest->size; r++)
+        if (dest->heap_pe[r] == pe) return r;
+    return -1;
+}

@@ -1,0 +1,70 @@
+/*
+ * duet_heap.h — the symmetric heap: one shared-memory segment per rank, every peer's
+ * segment mapped into every process.
+ *
+ * Segment layout (the same on every rank, so an offset names the same object everywhere):
+ *
+ *   0            4 KiB                                   1 MiB                      seg_size
+ *   | control     | team sync slots: 64 teams x 32 rounds | user heap (duet_malloc) ... |
+ *   | (doorbell)  | x 64 B flags                          |                             |
+ *
+ * The heap belongs to a root communicator (duet_init / duet_comm_init_rank) and is shared
+ * by the teams split from it; its ranks ("heap pes") are the root communicator's ranks.
+ */
+#ifndef DUET_HEAP_H
+#define DUET_HEAP_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "boot/duet_boot.h"
+#include "heap/duet_heap_alloc.h"
+#include "tport/duet_tport.h"
+
+#define DUET_TEAM_SLOTS   64
+#define DUET_SYNC_ROUNDS  32
+#define DUET_HEAP_CTRL_BYTES 4096
+#define DUET_HEAP_USER_OFFSET (1u << 20)
+
+typedef struct {
+    duet_doorbell_t doorbell;
+    char pad[DUET_CACHELINE - sizeof(duet_doorbell_t)];
+} duet_heap_ctrl_t;
+
+/* One flag per cache line: written by one peer, read by its owner. */
+typedef struct {
+    _Atomic uint64_t value;
+    char pad[DUET_CACHELINE - sizeof(uint64_t)];
+} duet_sync_flag_t;
+
+typedef struct {
+    duet_sync_flag_t round[DUET_SYNC_ROUNDS];
+} duet_team_slot_t;
+
+_Static_assert(DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t) <= DUET_HEAP_USER_OFFSET,
+               "internal heap area overflows");
+
+typedef struct duet_heap {
+    int refcount;         /* the root communicator and its teams */
+    int my_pe, npes;
+    size_t seg_size;      /* bytes per rank, internal area included */
+    char *local_base;     /* my segment */
+    char **peer_base;     /* every pe's segment as mapped here (peer_base[my_pe] == local_base) */
+    duet_tport_ep_t *eps; /* an endpoint per pe */
+    duet_alloc_t *alloc;  /* offsets inside the user heap */
+    pthread_mutex_t lock; /* malloc / free / team slots */
+    uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
+} duet_heap_t;
+
+/* Creates my segment, maps every peer's, and unlinks mine once all peers hold it.
+ * Collective over the bootstrap `b`; `tag` names the segments (secret-derived). */
+duet_status_t duet_heap_create(duet_heap_t **heap, duet_boot_t *b, size_t user_size, const char *tag);
+void duet_heap_release(duet_heap_t *heap); /* drops a reference; the last unmaps */
+
+static inline duet_heap_ctrl_t *duet_heap_ctrl(char *base) { return (duet_heap_ctrl_t *)(void *)base; }
+static inline duet_team_slot_t *duet_heap_slot(char *base, int slot)
+{
+    return (duet_team_slot_t *)(void *)(base + DUET_HEAP_CTRL_BYTES) + slot;
+}
+static inline size_t duet_heap_user_size(const duet_heap_t *h) { return h->seg_size - DUET_HEAP_USER_OFFSET; }
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * Symmetric heap segments in POSIX shared memory.
+ *
+ * Life of a segment: rank r creates /duet-<tag>-<r> (mode 0600, O_EXCL), sizes it, maps
+ * it; a bootstrap barrier; every rank maps every peer's segment; a second barrier; each
+ * rank unlinks its own name. From then on nothing is left in /dev/shm: the memory lives
+ * as long as some process maps it. If a rank is killed inside that short window, duetrun
+ * removes the job's names (they start with duet-<job secret>).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "heap/duet_heap.h"
+
+static void seg_name(char *out, size_t len, const char *tag, int pe)
+{
+    snprintf(out, len, "/duet-%s-%d", tag, pe);
+}
+
+static duet_status_t map_segment(const char *name, size_t size, int create, char **base)
+{
+    int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+    int fd = shm_open(name, flags, 0600);
+    if (fd < 0)
+        return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "heap: shm_open(%s): %s", name, strerror(errno));
+    if (create && ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(name);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: cannot size %s to %zu bytes: %s", name,
+                         size, strerror(e));
+    }
+    if (!create) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || (size_t)st.st_size != size) {
+            close(fd);
+            return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
+                             "heap: peer segment %s has %lld bytes, expected %zu", name,
+                             (long long)st.st_size, size);
+        }
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+        if (create) shm_unlink(name);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: mmap of %s (%zu bytes): %s", name, size,
+                         strerror(e));
+    }
+    *base = p;
+    return DUET_OK;
+}
+
+static void heap_free(duet_heap_t *h)
+{
+    if (h->peer_base)
+        for (int pe = 0; pe < h->npes; pe++)
+            if (h->peer_base[pe]) munmap(h->peer_base[pe], h->seg_size);
+    if (h->alloc) duet_alloc_destroy(h->alloc);
+    pthread_mutex_destroy(&h->lock);
+    free(h->peer_base);
+    free(h->eps);
+    free(h);
+}
+
+duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_size, const char *tag)
+{
+    const size_t page = 2u << 20; /* round to 2 MiB: huge-page friendly, and GPU granularity */
+    if (user_size > SIZE_MAX / 2)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "heap: symmetric size %zu is too large", user_size);
+    size_t seg_size = (DUET_HEAP_USER_OFFSET + user_size + page - 1) / page * page;
+    duet_heap_t *h = calloc(1, sizeof *h);
+    if (!h) return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
+    pthread_mutex_init(&h->lock, NULL);
+    h->refcount = 1;
+    h->my_pe = b->rank;
+    h->npes = b->nranks;
+    h->seg_size = seg_size;
+    h->peer_base = calloc((size_t)h->npes, sizeof *h->peer_base);
+    h->eps = calloc((size_t)h->npes, sizeof *h->eps);
+    h->alloc = duet_alloc_create(seg_size - DUET_HEAP_USER_OFFSET);
+    if (!h->peer_base || !h->eps || !h->alloc) {
+        heap_free(h);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
+    }
+    char name[128];
+    seg_name(name, sizeof name, tag, h->my_pe);
+    duet_status_t st = map_segment(name, seg_size, 1, &h->peer_base[h->my_pe]);
+    /* everyone learns whether everyone created a segment: no one waits for a failed peer */
+    int ok = st == DUET_OK, *oks = malloc(sizeof(int) * (size_t)h->npes);
+    duet_status_t st2 = oks ? duet_boot_allgather(b, &ok, oks, sizeof ok) : DUET_ERR_NO_MEMORY;
+    int failed_pe = -1;
+    for (int pe = 0; st2 == DUET_OK && pe < h->npes; pe++)
+        if (!oks[pe]) failed_pe = pe;
+    free(oks);
+    if (st == DUET_OK && st2 != DUET_OK) st = st2;
+    if (st == DUET_OK && failed_pe >= 0)
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: rank %d could not create its segment", failed_pe);
+    for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) {
+        if (pe == h->my_pe) continue;
+        seg_name(name, sizeof name, tag, pe);
+        st = map_segment(name, seg_size, 0, &h->peer_base[pe]);
+    }
+    /* all mapped (or failed): a barrier, then the names go */
+    duet_status_t st3 = duet_boot_barrier(b);
+    seg_name(name, sizeof name, tag, h->my_pe);
+    if (h->peer_base[h->my_pe]) shm_unlink(name);
+    if (st == DUET_OK) st = st3;
+    if (st != DUET_OK) {
+        heap_free(h);
+        return st;
+    }
+    h->local_base = h->peer_base[h->my_pe];
+    for (int pe = 0; pe < h->npes; pe++) {
+        duet_tport_ep_t *ep = &h->eps[pe];
+        ep->ops = &duet_tport_shm_ops;
+        ep->pe = pe;
+        ep->base = h->peer_base[pe];
+        ep->seg_size = seg_size;
+        ep->doorbell = &duet_heap_ctrl(ep->base)->doorbell;
+    }
+    h->slots_used = 1; /* slot 0: the root communicator */
+    DUET_LOG(INFO, HEAP, "heap: %d segments of %zu MiB mapped (user heap %zu MiB per rank)", h->npes,
+             seg_size >> 20, (seg_size - DUET_HEAP_USER_OFFSET) >> 20);
+    *out = h;
+    return DUET_OK;
+}
+
+void duet_heap_release(duet_heap_t *h)
+{
+    if (h && --h->refcount == 0) heap_free(h);
+}

@@ -1,0 +1,64 @@
+/*
+ * duet_rma.h — argument checks shared by the one-sided calls. Everything a call needs
+ * (is the communicator live, is the PE in range, does [addr, addr+bytes) lie inside the
+ * symmetric heap) is checked here before any byte moves, so bad input gets
+ * DUET_ERR_INVALID_ARG with a message, never a crash.
+ */
+#ifndef DUET_RMA_H
+#define DUET_RMA_H
+
+#include "core/duet_comm.h"
+
+/* Offset of [addr, addr+bytes) in the symmetric user heap, or an error. */
+static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, size_t bytes,
+                                            const char *fn, const char *what, size_t *off)
+{
+    const duet_heap_t *h = c->heap;
+    uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
+    uintptr_t hi = (uintptr_t)h->local_base + h->seg_size;
+    uintptr_t a = (uintptr_t)addr;
+    if (DUET_UNLIKELY(a < lo || a >= hi || bytes > hi - a))
+        return duet_error_set(DUET_ERR_INVALID_ARG,
+                              "%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p)", fn,
+                              what, addr, bytes, (void *)lo, (void *)hi);
+    *off = a - (uintptr_t)h->local_base;
+    return DUET_OK;
+}
+
+static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, duet_tport_ep_t **ep)
+{
+    if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
+    *ep = &c->heap->eps[c->heap_pe[pe]];
+    return DUET_OK;
+}
+
+/* The checks of a remote access: comm, pe, and the symmetric target range. */
+static inline duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_t bytes, int pe,
+                                            const char *fn, duet_tport_ep_t **ep, size_t *off)
+{
+    duet_status_t st = duet_comm_check(c, fn);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn, ep);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_offset(c, addr, bytes, fn, "the remote address", off);
+    return st;
+}
+
+static inline duet_status_t duet_rma_local(const void *buf, size_t bytes, const char *fn, const char *what)
+{
+    if (DUET_UNLIKELY(!buf && bytes))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn, what);
+    return DUET_OK;
+}
+
+/* elems * size without overflow */
+static inline duet_status_t duet_rma_bytes(size_t nelems, size_t size, const char *fn, size_t *bytes)
+{
+    if (DUET_UNLIKELY(__builtin_mul_overflow(nelems, size, bytes)))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements of %zu bytes overflow", fn, nelems, size);
+    return DUET_OK;
+}
+
+/* Every heap pe's endpoint: completion and ordering act on all of them. */
+duet_status_t duet_rma_quiet_all(duet_comm_t c);
+
+#endif

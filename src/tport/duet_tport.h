@@ -1,0 +1,64 @@
+/*
+ * duet_tport.h — transports: how bytes reach a peer's symmetric heap.
+ *
+ * A transport is a versioned table of operations (first field: its size). Each peer of a
+ * heap gets an endpoint bound to the transport chosen for it (today: shm, direct load/store
+ * into the peer's mapped segment; later: cuda IPC/P2P and the network). No slot is NULL:
+ * what a transport cannot do points at a shared "unsupported" stub.
+ *
+ * Offsets are byte offsets inside the peer's segment; the RMA layer has checked bounds.
+ */
+#ifndef DUET_TPORT_H
+#define DUET_TPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "util/duet_util.h"
+
+typedef enum {
+    DUET_AMO_FETCH, DUET_AMO_SET, DUET_AMO_SWAP, DUET_AMO_CSWAP,
+    DUET_AMO_ADD, DUET_AMO_AND, DUET_AMO_OR, DUET_AMO_XOR
+} duet_amo_op_t;
+
+typedef struct duet_tport_ep duet_tport_ep_t;
+
+typedef struct duet_tport_ops {
+    size_t size; /* sizeof(duet_tport_ops_t) of the table's author */
+    const char *name;
+    /* data movement; `nbi` ops may complete later, at quiet */
+    duet_status_t (*put)(duet_tport_ep_t *ep, size_t off, const void *src, size_t n);
+    duet_status_t (*get)(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
+    duet_status_t (*iput)(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
+                          ptrdiff_t src_stride, size_t nelems, size_t elem_size);
+    duet_status_t (*iget)(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride,
+                          ptrdiff_t src_stride, size_t nelems, size_t elem_size);
+    /* atomics on 4- or 8-byte integers; *fetched gets the old value (may be NULL) */
+    duet_status_t (*amo)(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
+                         uint64_t operand, uint64_t cond, uint64_t *fetched);
+    /* ordering and completion of this endpoint's earlier operations */
+    duet_status_t (*fence)(duet_tport_ep_t *ep);
+    duet_status_t (*quiet)(duet_tport_ep_t *ep);
+    /* wakes the peer's waiters after its memory changed (its doorbell) */
+    void (*notify)(duet_tport_ep_t *ep);
+    /* a load/store address for `off` at the peer, or NULL when not mappable */
+    void *(*ptr)(duet_tport_ep_t *ep, size_t off);
+    /* fault injection: from now on every operation on ep fails with `status`
+     * (DUET_OK heals the link) */
+    void (*inject_fault)(duet_tport_ep_t *ep, duet_status_t status);
+} duet_tport_ops_t;
+
+struct duet_tport_ep {
+    const duet_tport_ops_t *ops;
+    int pe;              /* the peer, as a heap (root communicator) rank */
+    char *base;          /* shm: the peer's segment mapped here           */
+    size_t seg_size;
+    duet_doorbell_t *doorbell; /* the peer's doorbell                     */
+    _Atomic int fault;   /* injected failure status, 0 when healthy        */
+};
+
+extern const duet_tport_ops_t duet_tport_shm_ops;
+
+/* Stubs for slots a transport does not support. */
+duet_status_t duet_tport_unsupported_(const char *tport, const char *op);
+
+#endif

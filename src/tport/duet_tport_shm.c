@@ -1,0 +1,143 @@
+/*
+ * The shm transport: the peer's segment is mapped into this process, so a put is a
+ * memcpy, an atomic is a CPU atomic on the mapping, and completion is a memory fence
+ * (x86 and ARM caches are coherent between processes: a store is visible to the peer once
+ * it leaves the store buffer).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "tport/duet_tport.h"
+
+static inline duet_status_t check_fault(duet_tport_ep_t *ep)
+{
+    int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
+    if (DUET_LIKELY(f == 0)) return DUET_OK;
+    return DUET_FAIL((duet_status_t)f, RMA, "shm link to rank %d is broken (injected fault: %s)",
+                     ep->pe, duet_status_str((duet_status_t)f));
+}
+
+static duet_status_t shm_put(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    duet_status_t st = check_fault(ep);
+    if (DUET_UNLIKELY(st)) return st;
+    memcpy(ep->base + off, src, n);
+    return DUET_OK;
+}
+
+static duet_status_t shm_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t n)
+{
+    duet_status_t st = check_fault(ep);
+    if (DUET_UNLIKELY(st)) return st;
+    memcpy(dst, ep->base + off, n);
+    return DUET_OK;
+}
+
+static void strided_copy(char *dst, const char *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                         size_t nelems, size_t es)
+{
+    switch (es) { /* fixed sizes compile to single moves */
+    case 4:
+        for (size_t i = 0; i < nelems; i++)
+            memcpy(dst + (ptrdiff_t)i * dst_stride * 4, src + (ptrdiff_t)i * src_stride * 4, 4);
+        break;
+    case 8:
+        for (size_t i = 0; i < nelems; i++)
+            memcpy(dst + (ptrdiff_t)i * dst_stride * 8, src + (ptrdiff_t)i * src_stride * 8, 8);
+        break;
+    default:
+        for (size_t i = 0; i < nelems; i++)
+            memcpy(dst + (ptrdiff_t)i * dst_stride * (ptrdiff_t)es,
+                   src + (ptrdiff_t)i * src_stride * (ptrdiff_t)es, es);
+    }
+}
+
+static duet_status_t shm_iput(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
+{
+    duet_status_t st = check_fault(ep);
+    if (DUET_UNLIKELY(st)) return st;
+    strided_copy(ep->base + off, src, dst_stride, src_stride, nelems, es);
+    return DUET_OK;
+}
+
+static duet_status_t shm_iget(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
+{
+    duet_status_t st = check_fault(ep);
+    if (DUET_UNLIKELY(st)) return st;
+    strided_copy(dst, ep->base + off, dst_stride, src_stride, nelems, es);
+    return DUET_OK;
+}
+
+#define SHM_AMO_BODY(T)                                                                      \
+    do {                                                                                     \
+        T *p = (T *)(void *)(ep->base + off), v = (T)operand, old;                           \
+        switch (op) {                                                                        \
+        case DUET_AMO_FETCH: old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;             \
+        case DUET_AMO_SET: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); old = 0; break;        \
+        case DUET_AMO_SWAP: old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); break;       \
+        case DUET_AMO_CSWAP:                                                                 \
+            old = (T)cond;                                                                   \
+            __atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+            break;                                                                           \
+        case DUET_AMO_ADD: old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;         \
+        case DUET_AMO_AND: old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;         \
+        case DUET_AMO_OR: old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;           \
+        case DUET_AMO_XOR: old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); break;         \
+        default: return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "shm: unknown atomic op %d", op); \
+        }                                                                                    \
+        if (fetched) *fetched = (uint64_t)old;                                               \
+    } while (0)
+
+static duet_status_t shm_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
+                             uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    duet_status_t st = check_fault(ep);
+    if (DUET_UNLIKELY(st)) return st;
+    if (width == 4) SHM_AMO_BODY(uint32_t);
+    else SHM_AMO_BODY(uint64_t);
+    return DUET_OK;
+}
+
+static duet_status_t shm_fence(duet_tport_ep_t *ep)
+{
+    /* stores to one peer are already delivered in program order (TSO on x86; the release
+     * fence orders them on weaker machines) */
+    atomic_thread_fence(memory_order_release);
+    return check_fault(ep);
+}
+
+static duet_status_t shm_quiet(duet_tport_ep_t *ep)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return check_fault(ep);
+}
+
+static void shm_notify(duet_tport_ep_t *ep) { duet_doorbell_ring(ep->doorbell); }
+
+static void *shm_ptr(duet_tport_ep_t *ep, size_t off) { return ep->base + off; }
+
+static void shm_inject_fault(duet_tport_ep_t *ep, duet_status_t status)
+{
+    atomic_store(&ep->fault, (int)status);
+}
+
+const duet_tport_ops_t duet_tport_shm_ops = {
+    .size = sizeof(duet_tport_ops_t),
+    .name = "shm",
+    .put = shm_put,
+    .get = shm_get,
+    .iput = shm_iput,
+    .iget = shm_iget,
+    .amo = shm_amo,
+    .fence = shm_fence,
+    .quiet = shm_quiet,
+    .notify = shm_notify,
+    .ptr = shm_ptr,
+    .inject_fault = shm_inject_fault,
+};
+
+duet_status_t duet_tport_unsupported_(const char *tport, const char *op)
+{
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "the %s transport does not support %s", tport, op);
+}

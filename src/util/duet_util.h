@@ -1,0 +1,178 @@
+/*
+ * duet_util.h — services every layer uses: errors, logging, settings, clocks, waiting.
+ */
+#ifndef DUET_UTIL_H
+#define DUET_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include "duet/duet.h"
+
+#define DUET_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define DUET_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define DUET_CACHELINE   64
+#define DUET_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------------- errors (duet_util_status.c) */
+/* Records `fmt` as the calling thread's last error and returns `status`. */
+duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prepends a breadcrumb ("in duet_malloc: ") to the last error and returns `status`. */
+duet_status_t duet_error_wrap(duet_status_t status, const char *where);
+
+/* ---------------------------------------------------------------- logging (duet_util_log.c) */
+typedef enum { DUET_LOG_NONE = 0, DUET_LOG_WARN, DUET_LOG_INFO, DUET_LOG_TRACE } duet_log_level_t;
+
+#define DUET_SUBSYS_TABLE(X) \
+    X(INIT) X(BOOT) X(HEAP) X(RMA) X(COLL) X(TUNE) X(FT) X(CUDA)
+typedef enum {
+#define DUET_SUBSYS_ENUM_(s) DUET_SUBSYS_##s,
+    DUET_SUBSYS_TABLE(DUET_SUBSYS_ENUM_)
+#undef DUET_SUBSYS_ENUM_
+    DUET_SUBSYS_COUNT
+} duet_subsys_t;
+
+extern int duet_log_level_;     /* current level; read through duet_log_enabled() */
+extern unsigned duet_log_mask_; /* bit per subsystem */
+
+static inline int duet_log_enabled(duet_log_level_t level, duet_subsys_t subsys)
+{
+    return (int)level <= duet_log_level_ && (duet_log_mask_ & (1u << subsys));
+}
+void duet_log_write(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The rank printed in each log line's prefix (-1 until a communicator exists). */
+void duet_log_set_rank(int rank);
+
+#define DUET_LOG(level, subsys, ...)                                        \
+    do {                                                                    \
+        if (duet_log_enabled(DUET_LOG_##level, DUET_SUBSYS_##subsys))       \
+            duet_log_write(DUET_LOG_##level, DUET_SUBSYS_##subsys, __VA_ARGS__); \
+    } while (0)
+
+/* Raise an error where it is first detected: log it once at WARN and record it. */
+#define DUET_FAIL(status, subsys, ...)                                                  \
+    ((duet_log_enabled(DUET_LOG_WARN, DUET_SUBSYS_##subsys)                             \
+          ? duet_log_write(DUET_LOG_WARN, DUET_SUBSYS_##subsys, __VA_ARGS__)            \
+          : (void)0),                                                                   \
+     duet_error_set((status), __VA_ARGS__))
+
+/* ---------------------------------------------------------------- settings (duet_util_config.c)
+ * Every environment variable Duet reads is one row here:
+ *   X(NAME, field, type, default, help)   -> variable DUET_NAME, duet_cfg()->field
+ * Types: STR (const char *), INT (long), SIZE (size_t, K/M/G suffixes), SECS (double). */
+#define DUET_CONFIG_TABLE(X)                                                                     \
+    X(DEBUG, debug, STR, "WARN", "Log level: NONE, WARN, INFO or TRACE")                        \
+    X(DEBUG_SUBSYS, debug_subsys, STR, "ALL",                                                    \
+      "Subsystems to log, comma separated: INIT,BOOT,HEAP,RMA,COLL,TUNE,FT,CUDA or ALL; "        \
+      "a leading ^ excludes the listed ones")                                                    \
+    X(DEBUG_FILE, debug_file, STR, "", "Log to this file instead of stderr; %h = host, %p = pid")\
+    X(SYMMETRIC_SIZE, symmetric_size, SIZE, "256M", "Symmetric heap bytes per rank")            \
+    X(BOOTSTRAP_TIMEOUT, bootstrap_timeout, SECS, "30",                                          \
+      "Bound in seconds on every bootstrap wait (connect, rendezvous, out-of-band exchange)")   \
+    X(BOOTSTRAP_IFADDR, bootstrap_ifaddr, STR, "",                                               \
+      "Address the rendezvous root listens on and advertises (default: the host's address)")    \
+    X(WAIT_TIMEOUT, wait_timeout, SECS, "300",                                                   \
+      "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
+    X(WAIT_SPIN_US, wait_spin_us, SECS, "20",                                                    \
+      "Microseconds a wait spins before it starts yielding the core")                           \
+    X(RANK, rank, INT, "-1", "This process's rank (set by duetrun)")                            \
+    X(NRANKS, nranks, INT, "0", "Number of ranks in the job (set by duetrun)")                  \
+    X(LOCAL_RANK, local_rank, INT, "-1", "Rank among the ranks of this host (set by duetrun)")  \
+    X(LOCAL_SIZE, local_size, INT, "0", "Ranks on this host (set by duetrun)")                  \
+    X(BOOT_ADDR, boot_addr, STR, "", "host:port of the rendezvous root (set by duetrun)")       \
+    X(BOOT_LISTEN_FD, boot_listen_fd, INT, "-1",                                                 \
+      "Listening socket rank 0 inherits from duetrun (set by duetrun)")                         \
+    X(JOB_SECRET, job_secret, STR, "",                                                           \
+      "32 hex digits every bootstrap connection must present (set by duetrun; set it yourself " \
+      "under other launchers)")
+
+#define DUET_CFG_CTYPE_STR  const char *
+#define DUET_CFG_CTYPE_INT  long
+#define DUET_CFG_CTYPE_SIZE size_t
+#define DUET_CFG_CTYPE_SECS double
+
+typedef struct {
+#define DUET_CFG_FIELD_(name, field, type, def, help) DUET_CFG_CTYPE_##type field;
+    DUET_CONFIG_TABLE(DUET_CFG_FIELD_)
+#undef DUET_CFG_FIELD_
+} duet_cfg_t;
+
+/* The settings, read once from the environment on first use (thread-safe). Invalid
+ * values are reported at WARN and replaced by the default. */
+const duet_cfg_t *duet_cfg(void);
+
+/* Row-wise access for duet-info: name, current value as text, default, help. */
+typedef struct {
+    const char *name, *type, *defval, *help;
+    char value[256];
+    int is_set; /* 1 if the environment sets it */
+} duet_cfg_row_t;
+size_t duet_cfg_rows(void);
+void duet_cfg_row(size_t i, duet_cfg_row_t *row);
+
+/* Parsers shared with the tools (return 0 on success). */
+int duet_parse_size(const char *text, size_t *out);
+int duet_parse_secs(const char *text, double *out);
+
+/* The only reader of variables that belong to other launchers (OMPI_*, SLURM_*, RANK, ...). */
+const char *duet_foreign_env(const char *name);
+
+/* ---------------------------------------------------------------- clocks (duet_util_clock.c) */
+uint64_t duet_time_ns(void); /* CLOCK_MONOTONIC */
+static inline double duet_time_s(void) { return (double)duet_time_ns() * 1e-9; }
+
+static inline void duet_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* ---------------------------------------------------------------- the one wait loop (duet_util_wait.c)
+ * Usage:
+ *     duet_waiter_t w;
+ *     duet_waiter_init(&w, &ctx, "signal 0x.. >= 3", peer);
+ *     while (!condition) if ((st = duet_waiter_turn(&w)) != DUET_OK) return st;
+ * Each turn spins (a pause) for DUET_WAIT_SPIN_US, then yields the core, then sleeps on
+ * the rank's doorbell futex with a short timeout (so a missed wake-up costs latency, never
+ * a hang). Every turn checks the abort word and the deadline. */
+typedef struct {
+    _Atomic uint32_t doorbell; /* bumped by peers that update this rank's memory  */
+    _Atomic uint32_t sleepers; /* how many of this rank's threads sleep on it     */
+} duet_doorbell_t;
+
+typedef struct {
+    duet_doorbell_t *doorbell;    /* this rank's doorbell (may be NULL: no sleeping) */
+    const _Atomic int *abort_flag; /* non-zero: stop waiting (may be NULL)           */
+    duet_status_t abort_status;   /* status returned when abort_flag is set          */
+    double timeout_s;             /* 0: no deadline                                  */
+} duet_wait_ctx_t;
+
+typedef struct {
+    const duet_wait_ctx_t *ctx;
+    const char *what;
+    int peer;
+    uint32_t turns;
+    uint64_t start_ns, spin_until_ns, sleep_after_ns, deadline_ns;
+} duet_waiter_t;
+
+void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, int peer);
+duet_status_t duet_waiter_turn(duet_waiter_t *w);
+
+/* Wakes the sleepers of a doorbell after its owner's memory was changed. The caller's
+ * stores must be visible before: this issues a full fence first. */
+static inline void duet_doorbell_ring(duet_doorbell_t *d)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (DUET_UNLIKELY(atomic_load_explicit(&d->sleepers, memory_order_relaxed) != 0)) {
+        void duet_doorbell_wake_(duet_doorbell_t * d);
+        duet_doorbell_wake_(d);
+    }
+}
+
+#endif /* DUET_UTIL_H */

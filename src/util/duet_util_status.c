@@ -1,0 +1,56 @@
+/* Status names and the thread-local last-error message. */
+#include <stdio.h>
+#include <string.h>
+#include "duet_util.h"
+
+static _Thread_local char last_error[1024];
+
+const char *duet_status_str(duet_status_t status)
+{
+    switch (status) {
+    case DUET_OK:              return "DUET_OK";
+    case DUET_ERR_INVALID_ARG: return "DUET_ERR_INVALID_ARG";
+    case DUET_ERR_NO_MEMORY:   return "DUET_ERR_NO_MEMORY";
+    case DUET_ERR_TIMEOUT:     return "DUET_ERR_TIMEOUT";
+    case DUET_ERR_PEER_FAILED: return "DUET_ERR_PEER_FAILED";
+    case DUET_ERR_REVOKED:     return "DUET_ERR_REVOKED";
+    case DUET_ERR_UNSUPPORTED: return "DUET_ERR_UNSUPPORTED";
+    case DUET_ERR_SYSTEM:      return "DUET_ERR_SYSTEM";
+    case DUET_ERR_CUDA:        return "DUET_ERR_CUDA";
+    case DUET_ERR_INTERNAL:    return "DUET_ERR_INTERNAL";
+    }
+    return "DUET_ERR_UNKNOWN";
+}
+
+const char *duet_last_error(void) { return last_error; }
+
+const char *duet_version_string(void)
+{
+#define DUET_STR2_(x) #x
+#define DUET_STR_(x) DUET_STR2_(x)
+    return DUET_STR_(DUET_VERSION_MAJOR) "." DUET_STR_(DUET_VERSION_MINOR) "." DUET_STR_(
+        DUET_VERSION_PATCH);
+}
+
+duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+duet_status_t duet_error_wrap(duet_status_t status, const char *where)
+{
+    char tmp[sizeof last_error];
+    size_t w = strlen(where);
+    if (w + 2 >= sizeof tmp) return status;
+    memcpy(tmp, where, w);
+    memcpy(tmp + w, ": ", 2);
+    size_t rest = strnlen(last_error, sizeof tmp - w - 3);
+    memcpy(tmp + w + 2, last_error, rest);
+    tmp[w + 2 + rest] = '\0';
+    memcpy(last_error, tmp, sizeof last_error);
+    return status;
+}

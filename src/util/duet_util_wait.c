@@ -1,0 +1,93 @@
+/*
+ * The one wait loop. Phases, by time since the wait began:
+ *
+ *   0 ........ spin_us ............. +2 ms ..................... deadline
+ *   | pause & re-check | sched_yield & re-check | futex sleep <= 200 us | DUET_ERR_TIMEOUT
+ *
+ * Spinning first keeps the round trip at cache-line speed when the peer owns a core;
+ * yielding next lets an oversubscribed peer (8 ranks on 2 cores) run; sleeping last keeps
+ * an idle wait cheap. The futex sleep has a short timeout, so a wake-up that is missed
+ * (a peer that stores without ringing) costs latency, never a hang.
+ */
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "duet_util.h"
+
+#define YIELD_PHASE_NS 2000000ull
+#define SLEEP_NS       200000ull
+
+void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, int peer)
+{
+    w->ctx = ctx;
+    w->what = what;
+    w->peer = peer;
+    w->turns = 0;
+    w->start_ns = 0; /* read lazily: a wait satisfied at once never reads the clock */
+}
+
+static void start_clock(duet_waiter_t *w)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    w->start_ns = duet_time_ns();
+    w->spin_until_ns = w->start_ns + (uint64_t)(cfg->wait_spin_us * 1e3);
+    w->sleep_after_ns = w->spin_until_ns + YIELD_PHASE_NS;
+    double t = w->ctx && w->ctx->timeout_s > 0 ? w->ctx->timeout_s : 0;
+    w->deadline_ns = t > 0 ? w->start_ns + (uint64_t)(t * 1e9) : UINT64_MAX;
+}
+
+static void futex_sleep(duet_doorbell_t *d, uint32_t seen)
+{
+    struct timespec ts = {0, (long)SLEEP_NS};
+    syscall(SYS_futex, &d->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+void duet_doorbell_wake_(duet_doorbell_t *d)
+{
+    atomic_fetch_add_explicit(&d->doorbell, 1, memory_order_seq_cst);
+    syscall(SYS_futex, &d->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+duet_status_t duet_waiter_turn(duet_waiter_t *w)
+{
+    const duet_wait_ctx_t *ctx = w->ctx;
+    if (ctx && ctx->abort_flag && atomic_load_explicit(ctx->abort_flag, memory_order_acquire)) {
+        if (w->peer >= 0)
+            return duet_error_set(ctx->abort_status, "%s while waiting for %s from rank %d",
+                                  duet_status_str(ctx->abort_status), w->what, w->peer);
+        return duet_error_set(ctx->abort_status, "%s while waiting for %s",
+                              duet_status_str(ctx->abort_status), w->what);
+    }
+    if (w->start_ns == 0) start_clock(w);
+    /* spin in small batches; read the clock only every 64 turns */
+    if ((++w->turns & 63) != 0) {
+        duet_cpu_relax();
+        return DUET_OK;
+    }
+    uint64_t now = duet_time_ns();
+    if (DUET_UNLIKELY(now >= w->deadline_ns)) {
+        if (w->peer >= 0)
+            return DUET_FAIL(DUET_ERR_TIMEOUT, RMA, "timed out after %.1f s waiting for %s from rank %d",
+                             (double)(now - w->start_ns) * 1e-9, w->what, w->peer);
+        return DUET_FAIL(DUET_ERR_TIMEOUT, RMA, "timed out after %.1f s waiting for %s",
+                         (double)(now - w->start_ns) * 1e-9, w->what);
+    }
+    if (now < w->spin_until_ns) {
+        duet_cpu_relax();
+    } else if (now < w->sleep_after_ns || !ctx || !ctx->doorbell) {
+        sched_yield();
+    } else {
+        /* announce the sleeper, then re-check is the caller's next turn; the Dekker pair
+         * (sleepers++ ; fence ; read doorbell) vs (store ; fence ; read sleepers) means a
+         * ringer either sees us or we see its bump. */
+        duet_doorbell_t *d = ctx->doorbell;
+        uint32_t seen = atomic_load_explicit(&d->doorbell, memory_order_acquire);
+        atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_seq_cst);
+        futex_sleep(d, seen);
+        atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_relaxed);
+    }
+    return DUET_OK;
+}

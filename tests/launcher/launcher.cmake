@@ -1,0 +1,25 @@
+# launcher.* — tests of duetrun itself (label mp). Each is a POSIX sh script under
+# tests/launcher/ (or env_check under duetrun) and passes or fails by its exit code.
+if(NOT TARGET duetrun)
+  return()
+endif()
+
+add_executable(launcher_env_check ${CMAKE_CURRENT_LIST_DIR}/env_check.c)
+
+# env: what every rank finds in its environment, and the rendezvous over the inherited socket.
+# DUET_BOOT_LISTEN_FD in duetrun's own environment must not leak to ranks other than 0.
+foreach(n 1 5)
+  add_test(NAME launcher.env.${n}
+           COMMAND $<TARGET_FILE:duetrun> -np ${n} --timeout 30
+                   -x DUET_TEST_SET=a=b -x DUET_TEST_PASSED -x DUET_TEST_EMPTY=
+                   $<TARGET_FILE:launcher_env_check> ${n}
+                   DUET_TEST_SET=a=b DUET_TEST_PASSED=from-launcher DUET_TEST_EMPTY=)
+  set_tests_properties(launcher.env.${n} PROPERTIES LABELS mp TIMEOUT 60
+                       ENVIRONMENT "DUET_TEST_PASSED=from-launcher;DUET_BOOT_LISTEN_FD=99")
+endforeach()
+
+foreach(t usage fail_exit fail_signal timeout signal_forward tag_output shm_cleanup exec_fail)
+  add_test(NAME launcher.${t}
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/${t}.sh $<TARGET_FILE:duetrun>)
+  set_tests_properties(launcher.${t} PROPERTIES LABELS mp TIMEOUT 60 SKIP_RETURN_CODE 77)
+endforeach()
