@@ -57,9 +57,8 @@ static duet_status_t sync_slot(duet_comm_t c)
         _Atomic uint64_t *flag = &mine->round[k].value;
         if (atomic_load_explicit(flag, memory_order_acquire) >= epoch) continue;
         duet_waiter_t w;
-        char what[64];
-        snprintf(what, sizeof what, "barrier #%llu (round %d)", (unsigned long long)epoch, k);
-        duet_waiter_init(&w, &c->wait_ctx, what, from);
+        duet_waiter_init(&w, &c->wait_ctx, "barrier%s #%llu (round %llu)", "", epoch,
+                         (unsigned long long)k, from);
         while (atomic_load_explicit(flag, memory_order_acquire) < epoch)
             if ((st = duet_waiter_turn(&w))) return st;
     }

@@ -86,7 +86,8 @@ duet_status_t duet_signal_wait_until(duet_comm_t c, uint64_t *sig, int cmp, uint
     uint64_t v = __atomic_load_n(sig, __ATOMIC_ACQUIRE);
     if (!sig_compare(v, cmp, value)) {
         duet_waiter_t w;
-        duet_waiter_init(&w, &c->wait_ctx, "a signal", -1);
+        duet_waiter_init(&w, &c->wait_ctx, "%s at 0x%llx (its value %llu)", "the signal",
+                         (uintptr_t)sig, (unsigned long long)v, -1);
         do {
             if ((st = duet_waiter_turn(&w))) return st;
             v = __atomic_load_n(sig, __ATOMIC_ACQUIRE);

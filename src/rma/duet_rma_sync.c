@@ -72,7 +72,6 @@ static int waits_satisfied(int mode, const scan_t *s)
         duet_status_t st = check_ivars(c, ivars, n, sizeof(T), cmp, fn);                          \
         if (st) return st;                                                                        \
         duet_waiter_t w;                                                                          \
-        char what[96];                                                                            \
         int started = 0;                                                                          \
         for (;;) {                                                                                \
             scan_t s = scan_##N(ivars, n, status, cmp, value, values,                             \
@@ -85,8 +84,8 @@ static int waits_satisfied(int mode, const scan_t *s)
                 return DUET_OK;                                                                   \
             }                                                                                     \
             if (!started) {                                                                       \
-                snprintf(what, sizeof what, "%s on %zu value(s) at %p", fn, n, (void *)ivars);    \
-                duet_waiter_init(&w, &c->wait_ctx, what, -1);                                     \
+                duet_waiter_init(&w, &c->wait_ctx, "%s on %llu value(s) at 0x%llx", fn, n,       \
+                                 (uintptr_t)ivars, -1);                                           \
                 started = 1;                                                                      \
             }                                                                                     \
             if ((st = duet_waiter_turn(&w))) return st;                                           \

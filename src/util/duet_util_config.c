@@ -7,7 +7,7 @@
 #include <string.h>
 #include "duet_util.h"
 
-typedef enum { CFG_STR, CFG_INT, CFG_SIZE, CFG_SECS } cfg_type_t;
+typedef enum { CFG_STR, CFG_INT, CFG_SIZE, CFG_SECS, CFG_NUM } cfg_type_t;
 
 typedef struct {
     const char *name, *type_name, *defval, *help;
@@ -69,7 +69,8 @@ static int parse_into(const cfg_desc_t *d, const char *text, duet_cfg_t *dst)
         return 0;
     }
     case CFG_SIZE: return duet_parse_size(text, (size_t *)field);
-    case CFG_SECS: return duet_parse_secs(text, (double *)field);
+    case CFG_SECS:
+    case CFG_NUM: return duet_parse_secs(text, (double *)field);
     }
     return -1;
 }
@@ -121,7 +122,8 @@ void duet_cfg_row(size_t i, duet_cfg_row_t *row)
     case CFG_STR: snprintf(row->value, sizeof row->value, "%s", *(const char *const *)field); break;
     case CFG_INT: snprintf(row->value, sizeof row->value, "%ld", *(const long *)field); break;
     case CFG_SIZE: snprintf(row->value, sizeof row->value, "%zu", *(const size_t *)field); break;
-    case CFG_SECS: snprintf(row->value, sizeof row->value, "%g", *(const double *)field); break;
+    case CFG_SECS:
+    case CFG_NUM: snprintf(row->value, sizeof row->value, "%g", *(const double *)field); break;
     }
 }
 

@@ -11,6 +11,7 @@
  */
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -20,10 +21,14 @@
 #define YIELD_PHASE_NS 2000000ull
 #define SLEEP_NS       200000ull
 
-void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, int peer)
+void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, const char *label,
+                      unsigned long long a, unsigned long long b, int peer)
 {
     w->ctx = ctx;
     w->what = what;
+    w->label = label;
+    w->a = a;
+    w->b = b;
     w->peer = peer;
     w->turns = 0;
     w->start_ns = 0; /* read lazily: a wait satisfied at once never reads the clock */
@@ -51,15 +56,26 @@ void duet_doorbell_wake_(duet_doorbell_t *d)
     syscall(SYS_futex, &d->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+static const char *describe(const duet_waiter_t *w, char *buf, size_t len)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(buf, len, w->what, w->label, w->a, w->b);
+#pragma GCC diagnostic pop
+    return buf;
+}
+
 duet_status_t duet_waiter_turn(duet_waiter_t *w)
 {
     const duet_wait_ctx_t *ctx = w->ctx;
+    char what[160];
     if (ctx && ctx->abort_flag && atomic_load_explicit(ctx->abort_flag, memory_order_acquire)) {
+        describe(w, what, sizeof what);
         if (w->peer >= 0)
             return duet_error_set(ctx->abort_status, "%s while waiting for %s from rank %d",
-                                  duet_status_str(ctx->abort_status), w->what, w->peer);
+                                  duet_status_str(ctx->abort_status), what, w->peer);
         return duet_error_set(ctx->abort_status, "%s while waiting for %s",
-                              duet_status_str(ctx->abort_status), w->what);
+                              duet_status_str(ctx->abort_status), what);
     }
     if (w->start_ns == 0) start_clock(w);
     /* spin in small batches; read the clock only every 64 turns */
@@ -69,20 +85,20 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
     }
     uint64_t now = duet_time_ns();
     if (DUET_UNLIKELY(now >= w->deadline_ns)) {
+        describe(w, what, sizeof what);
         if (w->peer >= 0)
             return DUET_FAIL(DUET_ERR_TIMEOUT, RMA, "timed out after %.1f s waiting for %s from rank %d",
-                             (double)(now - w->start_ns) * 1e-9, w->what, w->peer);
+                             (double)(now - w->start_ns) * 1e-9, what, w->peer);
         return DUET_FAIL(DUET_ERR_TIMEOUT, RMA, "timed out after %.1f s waiting for %s",
-                         (double)(now - w->start_ns) * 1e-9, w->what);
+                         (double)(now - w->start_ns) * 1e-9, what);
     }
     if (now < w->spin_until_ns) {
         duet_cpu_relax();
     } else if (now < w->sleep_after_ns || !ctx || !ctx->doorbell) {
         sched_yield();
     } else {
-        /* announce the sleeper, then re-check is the caller's next turn; the Dekker pair
-         * (sleepers++ ; fence ; read doorbell) vs (store ; fence ; read sleepers) means a
-         * ringer either sees us or we see its bump. */
+        /* announce the sleeper, then sleep unless the doorbell moved since we looked; the
+         * caller re-checks its condition after every turn */
         duet_doorbell_t *d = ctx->doorbell;
         uint32_t seen = atomic_load_explicit(&d->doorbell, memory_order_acquire);
         atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_seq_cst);

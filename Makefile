@@ -1,0 +1,53 @@
+# Duet — top-level entry points. Everything builds with CMake into build/.
+#
+#   make run        build, then the main job: the benchmark sweep on the default backend
+#   make test       build, then every test that can run here (unit, mp)
+#   make test-gpu   the gpu tests (on a machine with a GPU)
+#   make asan       build and test with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      Duet against Open MPI's OpenSHMEM, side by side (bench/vs_oshmem.sh)
+
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+NP         ?= 2
+
+.PHONY: all deps configure build run test test-gpu asan bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	@$(MAKE) --no-print-directory deps
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: one-sided latency and bandwidth sweeps on the CPU backend, NP ranks.
+run: build
+	$(BUILD)/bin/duet-info | head -8
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf pingpong
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf atomic
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf barrier
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf put -b 8 -e 64M -f 4 --csv $(BUILD)/perf-put.csv
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf get -b 8 -e 64M -f 4 --csv $(BUILD)/perf-get.csv
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE gpu $(CTEST_ARGS)
+
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
+
+asan:
+	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_ARGS="-DDUET_SANITIZE=ON -DDUET_WERROR=ON"
+
+bench: build
+	bench/vs_oshmem.sh
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,52 @@
+/*
+ * duet-info: what this Duet is and how it is set up — the version, the backends it can
+ * use here, and every setting (DUET_* variable) with its current value, default and help.
+ *
+ *   duet-info            all of it
+ *   duet-info --settings only the settings table
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util/duet_util.h"
+
+static void print_backends(void)
+{
+    struct stat st;
+    int shm = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0;
+    printf("Backends:\n");
+    printf("  %-6s %-11s %s\n", "cpu", shm ? "available" : "UNAVAILABLE",
+           shm ? "host memory; shm transport over /dev/shm" : "/dev/shm is missing or not writable");
+    printf("  %-6s %-11s %s\n", "cuda", "not built", "the CUDA backend is not part of this build yet");
+    printf("  %-6s %-11s %s\n", "net", "not built", "the UCX network transport is not part of this build yet");
+}
+
+static void print_settings(void)
+{
+    printf("Settings (environment variables):\n");
+    for (size_t i = 0; i < duet_cfg_rows(); i++) {
+        duet_cfg_row_t row;
+        duet_cfg_row(i, &row);
+        printf("  %-24s = %-12s %s(default %s, %s)\n      %s\n", row.name, row.value,
+               row.is_set ? "[set] " : "", row.defval[0] ? row.defval : "\"\"", row.type, row.help);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--settings") == 0) {
+        print_settings();
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: duet-info [--settings]\n");
+        return argc > 1 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    }
+    printf("Duet %s — collectives and one-sided PGAS communication in one runtime\n\n",
+           duet_version_string());
+    print_backends();
+    printf("\n");
+    print_settings();
+    return 0;
+}
