@@ -20,7 +20,7 @@ static duet_status_t shm_put(duet_tport_ep_t *ep, size_t off, const void *src, s
 {
     duet_status_t st = check_fault(ep);
     if (DUET_UNLIKELY(st)) return st;
-    memcpy(ep->base + off, src, n);
+    duet_copy(ep->base + off, src, n);
     return DUET_OK;
 }
 
@@ -28,7 +28,7 @@ static duet_status_t shm_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t 
 {
     duet_status_t st = check_fault(ep);
     if (DUET_UNLIKELY(st)) return st;
-    memcpy(dst, ep->base + off, n);
+    duet_copy(dst, ep->base + off, n);
     return DUET_OK;
 }
 

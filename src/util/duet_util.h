@@ -134,6 +134,11 @@ static inline void duet_cpu_relax(void)
 #endif
 }
 
+/* ---------------------------------------------------------------- copies (duet_util_copy.c)
+ * memcpy, with streaming stores for copies larger than the cache. The copy is complete
+ * and ordered before later stores when it returns. */
+void duet_copy(void *dst, const void *src, size_t n);
+
 /* ---------------------------------------------------------------- the one wait loop (duet_util_wait.c)
  * Usage:
  *     duet_waiter_t w;
