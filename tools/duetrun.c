@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,8 +62,11 @@
 
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT};
 
+typedef enum { BIND_AUTO, BIND_CORE, BIND_NONE } bind_t;
+
 typedef struct {
     int nranks, tag_output;
+    bind_t bind;
     double timeout_s; /* 0: no timeout */
     char **argv;      /* the program and its arguments */
 } options_t;
@@ -90,6 +94,8 @@ typedef struct {
     uint64_t deadline_ns; /* the timeout while RUNNING, else the next escalation; 0: none */
     int gave_up, exit_code;
     char secret[33];
+    int ncpus;  /* CPUs duetrun may run on; rank r is bound to cpus[r] when binding */
+    int *cpus;
 } job_t;
 
 /* ------------------------------------------------------------------ command line */
@@ -101,6 +107,9 @@ static void usage(FILE *f)
                "  -x VAR=VAL     set VAR in every rank; -x VAR passes duetrun's own value of VAR\n"
                "  --tag-output   prefix every line the ranks print with \"[rank] \"\n"
                "  --timeout S    end the job after S seconds (fractional; 0: never), exit 124\n"
+               "  --bind-to core|none\n"
+               "                 pin rank r to the r-th allowed CPU (default: core when the\n"
+               "                 ranks fit on the CPUs, none when they do not)\n"
                "  --help         show this text\n",
             MAX_RANKS);
 }
@@ -176,11 +185,16 @@ static void parse_args(int argc, char **argv, options_t *o)
             o->tag_output = 1;
             continue;
         }
-        int known = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "-x") || !strcmp(a, "--timeout");
+        int known = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "-x") || !strcmp(a, "--timeout") ||
+                    !strcmp(a, "--bind-to");
         if (!known) usage_error("unknown option %s", a);
         if (i + 1 >= argc) usage_error("%s needs a value", a);
         const char *v = argv[++i];
-        if (a[1] == 'n') o->nranks = parse_nranks(v);
+        if (!strcmp(a, "--bind-to")) {
+            if (!strcmp(v, "core")) o->bind = BIND_CORE;
+            else if (!strcmp(v, "none")) o->bind = BIND_NONE;
+            else usage_error("--bind-to wants core or none, not \"%s\"", v);
+        } else if (a[1] == 'n') o->nranks = parse_nranks(v);
         else if (a[1] == 'x') export_var(v);
         else if (duet_parse_secs(v, &o->timeout_s) != 0)
             usage_error("--timeout wants seconds >= 0, not \"%s\"", v);
@@ -267,6 +281,19 @@ static _Noreturn void rank_fail(int rank, const char *what)
     _exit(127);
 }
 
+/* Which CPUs the ranks get: the ones duetrun may use, in order, one per rank. */
+static void plan_binding(job_t *job)
+{
+    cpu_set_t set;
+    if (job->opt.bind == BIND_NONE || sched_getaffinity(0, sizeof set, &set) != 0) return;
+    job->ncpus = CPU_COUNT(&set);
+    if (job->opt.bind == BIND_AUTO && job->opt.nranks > job->ncpus) return; /* oversubscribed */
+    job->cpus = calloc((size_t)job->ncpus, sizeof *job->cpus);
+    if (!job->cpus) die("calloc");
+    for (int cpu = 0, k = 0; cpu < CPU_SETSIZE && k < job->ncpus; cpu++)
+        if (CPU_ISSET(cpu, &set)) job->cpus[k++] = cpu;
+}
+
 /* In the child: becomes rank `rank` and execs the program. */
 static _Noreturn void run_rank(const job_t *job, int rank, int listen_fd, int out_fd, int err_fd)
 {
@@ -287,6 +314,14 @@ static _Noreturn void run_rank(const job_t *job, int rank, int listen_fd, int ou
     if (setenv("DUET_RANK", num, 1) != 0 || setenv("DUET_LOCAL_RANK", num, 1) != 0) rank_fail(rank, "setenv");
     setrlimit(RLIMIT_NOFILE, &job->saved_nofile);
     sigprocmask(SIG_SETMASK, &job->saved_mask, NULL);
+    if (job->cpus) {
+        /* two ranks left to share a core spin against each other (a 0.1 us round trip
+         * becomes tens of us); one rank per core, like mpirun's default */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(job->cpus[rank % job->ncpus], &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) rank_fail(rank, "sched_setaffinity");
+    }
 
     execvp(job->opt.argv[0], job->opt.argv);
     fprintf(stderr, "duetrun: rank %d: cannot execute %s: %s\n", rank, job->opt.argv[0], strerror(errno));
@@ -552,11 +587,15 @@ int main(int argc, char **argv)
     if (job.opt.timeout_s > 0) /* capped at ~30 years, which keeps the sum in range */
         job.deadline_ns = duet_time_ns() + (uint64_t)(fmin(job.opt.timeout_s, 1e9) * 1e9);
 
+    plan_binding(&job);
     start_ranks(&job, listen_fd);
     close(listen_fd);
     run_event_loop(&job);
     drain_streams(&job);
     if (job.phase != RUNNING) signal_ranks(&job, SIGKILL); /* what the ranks left behind */
     remove_job_shm(job.secret);
+    free(job.pids);
+    free(job.streams);
+    free(job.cpus);
     return job.exit_code;
 }

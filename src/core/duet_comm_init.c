@@ -3,6 +3,7 @@
  * NCCL-style duet_get_unique_id + duet_comm_init_rank.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,29 @@ typedef struct {
     char host[64];
     uint64_t heap_size;
     int32_t pid;
+    cpu_set_t cpus; /* where this rank may run */
 } rank_info_t;
 
-static duet_status_t check_peers(duet_boot_t *b, size_t heap_size)
+/* More ranks on this host than CPUs they can run on: waiting ranks must yield at once,
+ * since spinning only delays the peer that would end the wait. */
+static int host_oversubscribed(const rank_info_t *all, int n, const char *host)
+{
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    int local = 0;
+    for (int r = 0; r < n; r++) {
+        if (strcmp(all[r].host, host) != 0) continue;
+        local++;
+        CPU_OR(&cpus, &cpus, &all[r].cpus);
+    }
+    return local > CPU_COUNT(&cpus);
+}
+
+static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed)
 {
     rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid()};
     gethostname(mine.host, sizeof mine.host - 1);
+    if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
     rank_info_t *all = malloc(sizeof *all * (size_t)b->nranks);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
     duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
@@ -39,6 +57,7 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size)
                            "the network transport, which this build does not have yet",
                            r, all[r].host, b->rank, mine.host);
     }
+    if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, b->nranks, mine.host);
     free(all);
     return st;
 }
@@ -59,7 +78,9 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->slot = slot;
     snprintf(c->tag, sizeof c->tag, "%s", tag);
     duet_status_t st = DUET_OK;
+    int oversubscribed = 0;
     if (parent) {
+        oversubscribed = parent->wait_ctx.spin_us == 0;
         c->heap = parent->heap;
         c->heap->refcount++;
         c->heap_pe = heap_pe;
@@ -68,7 +89,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         c->heap_pe = malloc(sizeof(int) * (size_t)c->size);
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
-        if (st == DUET_OK) st = check_peers(&c->boot, heap_size);
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
     }
     if (st != DUET_OK) {
@@ -81,6 +102,11 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->wait_ctx.abort_flag = &c->abort_flag;
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
     c->wait_ctx.timeout_s = duet_cfg()->wait_timeout;
+    c->wait_ctx.spin_us = duet_cfg()->wait_spin_us;
+    if (oversubscribed && !duet_cfg_is_set("DUET_WAIT_SPIN_US")) {
+        c->wait_ctx.spin_us = 0;
+        DUET_LOG(INFO, INIT, "more ranks than CPUs on this host: waits yield without spinning");
+    }
     c->magic = DUET_COMM_MAGIC;
     *out = c;
     return DUET_OK;

@@ -112,6 +112,8 @@ typedef struct {
     int is_set; /* 1 if the environment sets it */
 } duet_cfg_row_t;
 size_t duet_cfg_rows(void);
+/* 1 if the environment sets the variable `name` (a row of the table), else 0. */
+int duet_cfg_is_set(const char *name);
 void duet_cfg_row(size_t i, duet_cfg_row_t *row);
 
 /* Parsers shared with the tools (return 0 on success). */
@@ -144,7 +146,7 @@ void duet_copy(void *dst, const void *src, size_t n);
  *     duet_waiter_t w;
  *     duet_waiter_init(&w, &ctx, "%s at 0x%llx", "wait_until", (uintptr_t)addr, 0, peer);
  *     while (!condition) if ((st = duet_waiter_turn(&w)) != DUET_OK) return st;
- * Each turn spins (a pause) for DUET_WAIT_SPIN_US, then yields the core, then sleeps on
+ * Each turn spins (a pause) for ctx->spin_us, then yields the core, then sleeps on
  * the rank's doorbell futex with a short timeout (so a missed wake-up costs latency, never
  * a hang). Every turn checks the abort word and the deadline. The description of what is
  * awaited (a printf format receiving label, a and b) is formatted only if the wait fails:
@@ -159,6 +161,7 @@ typedef struct {
     const _Atomic int *abort_flag; /* non-zero: stop waiting (may be NULL)           */
     duet_status_t abort_status;   /* status returned when abort_flag is set          */
     double timeout_s;             /* 0: no deadline                                  */
+    double spin_us;               /* how long to spin before yielding                */
 } duet_wait_ctx_t;
 
 typedef struct {

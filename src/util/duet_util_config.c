@@ -127,4 +127,11 @@ void duet_cfg_row(size_t i, duet_cfg_row_t *row)
     }
 }
 
+int duet_cfg_is_set(const char *name)
+{
+    for (size_t i = 0; i < DUET_ARRAY_LEN(cfg_table); i++)
+        if (strcmp(cfg_table[i].name, name) == 0) return getenv(name) != NULL;
+    return 0;
+}
+
 const char *duet_foreign_env(const char *name) { return getenv(name); }

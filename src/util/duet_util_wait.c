@@ -2,6 +2,7 @@
  * The one wait loop. Phases, by time since the wait began:
  *
  *   0 ........ spin_us ............. +2 ms ..................... deadline
+ *   (spin_us is DUET_WAIT_SPIN_US, or 0 when the host has more ranks than CPUs)
  *   | pause & re-check | sched_yield & re-check | futex sleep <= 200 us | DUET_ERR_TIMEOUT
  *
  * Spinning first keeps the round trip at cache-line speed when the peer owns a core;
@@ -36,9 +37,9 @@ void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *
 
 static void start_clock(duet_waiter_t *w)
 {
-    const duet_cfg_t *cfg = duet_cfg();
+    double spin_us = w->ctx ? w->ctx->spin_us : duet_cfg()->wait_spin_us;
     w->start_ns = duet_time_ns();
-    w->spin_until_ns = w->start_ns + (uint64_t)(cfg->wait_spin_us * 1e3);
+    w->spin_until_ns = w->start_ns + (uint64_t)(spin_us * 1e3);
     w->sleep_after_ns = w->spin_until_ns + YIELD_PHASE_NS;
     double t = w->ctx && w->ctx->timeout_s > 0 ? w->ctx->timeout_s : 0;
     w->deadline_ns = t > 0 ? w->start_ns + (uint64_t)(t * 1e9) : UINT64_MAX;
