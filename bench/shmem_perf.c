@@ -39,7 +39,7 @@ typedef struct {
     /* job */
     int me, npes;
     /* symmetric memory: origin is used on PE 0, target is the object accessed on PE 1 */
-    long *flag, *counter, *result;
+    long *flag, *counter, *result, *slot;
     uint8_t *origin, *target;
     /* state carried across iterations */
     long seq, adds, bad_fetches;
@@ -69,12 +69,13 @@ static uint64_t now_ns(void)
 static void die(const perf_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void die(const perf_t *p, const char *fmt, ...)
 {
+    char msg[1024];
+    int len = snprintf(msg, sizeof msg, "shmem_perf: PE %d: ", p->me);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "shmem_perf: PE %d: ", p->me);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s\n", msg); /* one write: the PEs share the terminal */
     exit(1);
 }
 
@@ -186,6 +187,23 @@ static void barrier_body(perf_t *p, size_t bytes, long n)
     for (long i = 0; i < n; i++) shmem_barrier_all();
 }
 
+/* Each PE p's round i into its right neighbour's slot, then barriers: a barrier
+ * completes earlier puts, so every slot must hold i after it. */
+static long barrier_verify(perf_t *p, size_t bytes)
+{
+    long bad = 0, sum = 0;
+    for (long i = 1; i <= 100; i++) {
+        shmem_long_p(p->slot, i, (p->me + 1) % p->npes);
+        shmem_barrier_all();
+        bad += *(volatile long *)p->slot != i;
+        shmem_barrier_all();
+    }
+    *p->result = bad;
+    shmem_barrier_all();
+    for (int pe = 0; p->me == 0 && pe < p->npes; pe++) sum += shmem_long_g(p->result, pe);
+    return sum;
+}
+
 /* ---------------------------------------------------------------- the modes */
 static const perf_mode_t modes[] = {
     {"pingpong", "uint64", 8, 8, 0, 1, 0, 10000, NULL, pingpong_body, pingpong_verify,
@@ -196,7 +214,7 @@ static const perf_mode_t modes[] = {
      "window of getmem_nbi by PE 0 from PE 1, then quiet"},
     {"atomic", "uint64", 8, 8, 0, 1, 0, 10000, atomic_setup, atomic_body, atomic_verify,
      "fetch_add by PE 0 on PE 1's counter"},
-    {"barrier", "none", 0, 0, 0, 0, 0, 10000, NULL, barrier_body, NULL,
+    {"barrier", "none", 0, 0, 0, 0, 0, 10000, NULL, barrier_body, barrier_verify,
      "barrier_all on every PE"},
 };
 
@@ -285,9 +303,11 @@ static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
 
 static void setup_memory(perf_t *p, const perf_mode_t *m)
 {
-    p->flag = shmem_calloc(3 * 8, sizeof(long)); /* flag, counter, result on own lines */
-    if (!p->flag) die(p, "shmem_calloc of %zu bytes failed", 3 * 8 * sizeof(long));
-    p->counter = p->flag + 8, p->result = p->flag + 16;
+    /* flag, counter, result and slot, each on its own cache line */
+    const size_t line = 64 / sizeof(long);
+    p->flag = shmem_calloc(4 * line, sizeof(long));
+    if (!p->flag) die(p, "shmem_calloc of %zu bytes failed", 4 * line * sizeof(long));
+    p->counter = p->flag + line, p->result = p->flag + 2 * line, p->slot = p->flag + 3 * line;
     p->origin = p->target = NULL;
     if (m->sized) {
         size_t n = p->maxb ? p->maxb : 1;

@@ -128,22 +128,24 @@ for lib in ("oshmem", "duet"):
                     samples.setdefault(key, []).append(
                         (float(row["time_us"]), float(row["algbw_GBps"])))
 
-def med(lib, mode, nbytes, col):
+def stats(lib, mode, nbytes, col):
+    """(median, max/min) over the rounds; max/min near 1 means the rounds agree."""
     vals = samples.get((lib, mode, nbytes))
     if not vals or len(vals) != rounds:
         sys.exit(f"vs_oshmem.sh: {lib} {mode} {nbytes} B has {len(vals or [])} of {rounds} rounds")
-    return statistics.median(v[col] for v in vals)
+    v = [s[col] for s in vals]
+    return statistics.median(v), (max(v) / min(v) if min(v) > 0 else float("inf"))
 
-rows = []  # (mode, bytes, metric, oshmem, duet, ratio, better)
+rows = []  # (mode, bytes, metric, oshmem, oshmem spread, duet, duet spread, ratio, better)
 ratios = {}
 for mode in modes:
     sizes = sorted({b for (lib, m, b) in samples if m == mode and lib == "oshmem"})
     for b in sizes:
         by_bw = mode not in LATENCY and b >= MIB
         col = 1 if by_bw else 0
-        o, d = med("oshmem", mode, b, col), med("duet", mode, b, col)
+        (o, os_), (d, ds) = stats("oshmem", mode, b, col), stats("duet", mode, b, col)
         ratio = d / o if o > 0 else float("inf")
-        rows.append((mode, b, "GB/s" if by_bw else "time_us", o, d, ratio,
+        rows.append((mode, b, "GB/s" if by_bw else "time_us", o, os_, d, ds, ratio,
                      "higher" if by_bw else "lower"))
         ratios.setdefault((mode, by_bw), []).append(ratio)
 
@@ -166,13 +168,18 @@ def human(b):
             return f"{b // unit}{s}"
     return str(b)
 
-hdr = ("mode", "bytes", "metric", "oshmem", "duet", "ratio", "duet better if")
-fmt = "{:<9} {:>6} {:>8} {:>12} {:>12} {:>8}  {}"
+hdr = ("mode", "bytes", "metric", "oshmem", "max/min", "duet", "max/min", "ratio",
+       "duet better if")
+fmt = "{:<9} {:>6} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}  {}"
+def cells(r):
+    m, b, metric, o, os_, d, ds, ratio, better = r
+    return (m, human(b), metric, f"{o:.3f}", f"{os_:.2f}", f"{d:.3f}", f"{ds:.2f}",
+            f"{ratio:.3f}", better)
 print()
-print(f"medians over {rounds} rounds, 2 ranks")
+print(f"medians over {rounds} rounds, 2 ranks (max/min: spread of the rounds)")
 print(fmt.format(*hdr))
-for m, b, metric, o, d, ratio, better in rows:
-    print(fmt.format(m, human(b), metric, f"{o:.3f}", f"{d:.3f}", f"{ratio:.3f}", better))
+for r in rows:
+    print(fmt.format(*cells(r)))
 print()
 print("targets:")
 for name, v, op, goal in targets:
@@ -189,11 +196,11 @@ with open(os.path.join(out, "vs_oshmem.md"), "w") as f:
     f.write(f"- command: `bench/vs_oshmem.sh --rounds {rounds}`; 2 ranks; medians over "
             f"{rounds} rounds, oshmem and Duet alternating\n")
     f.write("- ratio = duet/oshmem: time for latency rows (lower is better), bandwidth for "
-            "put/get at >= 1 MiB (higher is better)\n\n")
+            "put/get at >= 1 MiB (higher is better); max/min = spread over the rounds\n\n")
     f.write("| " + " | ".join(hdr) + " |\n")
-    f.write("|" + "|".join(["---"] * 2 + ["---"] + ["---:"] * 3 + ["---"]) + "|\n")
-    for m, b, metric, o, d, ratio, better in rows:
-        f.write(f"| {m} | {human(b)} | {metric} | {o:.3f} | {d:.3f} | {ratio:.3f} | {better} |\n")
+    f.write("|" + "|".join(["---"] * 2 + ["---"] + ["---:"] * 5 + ["---"]) + "|\n")
+    for r in rows:
+        f.write("| " + " | ".join(cells(r)) + " |\n")
     f.write("\n## Targets\n\n| target | value | goal | result |\n|---|---:|---|---|\n")
     for name, v, op, goal in targets:
         f.write(f"| {name} | {v:.3f} | {op} {goal} | {verdict(v, op, goal)} |\n")

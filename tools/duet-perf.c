@@ -20,7 +20,9 @@
  * To add a mode (collectives next): write its setup/body/verify, add a row; if it needs a
  * datatype or reduction, set `dtype` / `redop` from new flags in parse_args.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -43,7 +45,7 @@ typedef struct {
     duet_comm_t comm;
     int me, nranks;
     /* symmetric memory: origin is used on rank 0, target is the object accessed on rank 1 */
-    uint64_t *flag, *counter, *result;
+    uint64_t *flag, *counter, *result, *slot;
     uint8_t *origin, *target;
     /* state carried across iterations */
     uint64_t seq, adds, bad_fetches;
@@ -66,12 +68,14 @@ typedef struct {
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
+    char msg[1024];
+    int rank = duet_my_pe() >= 0 ? duet_my_pe() : (int)duet_cfg()->rank;
+    int len = snprintf(msg, sizeof msg, "duet-perf: rank %d: ", rank);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "duet-perf: rank %d: ", duet_my_pe());
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s\n", msg); /* one write: the ranks share the terminal */
     exit(1);
 }
 
@@ -198,6 +202,26 @@ static void barrier_body(perf_t *p, size_t bytes, long n)
     for (long i = 0; i < n; i++) CHECK(duet_barrier_all());
 }
 
+/* Each rank p's round i into its right neighbour's slot, then barriers: a barrier
+ * completes earlier puts, so every slot must hold i after it. */
+static uint64_t barrier_verify(perf_t *p, size_t bytes)
+{
+    uint64_t bad = 0, sum = 0;
+    for (uint64_t i = 1; i <= 100; i++) {
+        CHECK(duet_p_uint64(p->comm, p->slot, i, (p->me + 1) % p->nranks));
+        CHECK(duet_barrier_all());
+        bad += *(volatile uint64_t *)p->slot != i;
+        CHECK(duet_barrier_all());
+    }
+    *p->result = bad;
+    CHECK(duet_barrier_all());
+    for (int pe = 0; p->me == 0 && pe < p->nranks; pe++) {
+        CHECK(duet_g_uint64(p->comm, p->result, pe, &bad));
+        sum += bad;
+    }
+    return sum;
+}
+
 /* ---------------------------------------------------------------- the modes */
 static const perf_mode_t modes[] = {
     /* name      dtype     redop   algo  elem fixed sized pair window iters */
@@ -209,7 +233,7 @@ static const perf_mode_t modes[] = {
      "window of get_nbi by rank 0 from rank 1, then quiet"},
     {"atomic", "uint64", "none", "shm", 8, 8, 0, 1, 0, 10000, atomic_setup, atomic_body,
      atomic_verify, "atomic_fetch_add by rank 0 on rank 1's counter"},
-    {"barrier", "none", "none", "shm", 0, 0, 0, 0, 0, 10000, NULL, barrier_body, NULL,
+    {"barrier", "none", "none", "shm", 0, 0, 0, 0, 0, 10000, NULL, barrier_body, barrier_verify,
      "barrier_all on every rank"},
 };
 
@@ -296,9 +320,10 @@ static void *sym_alloc(perf_t *p, size_t bytes)
 
 static void setup_memory(perf_t *p, const perf_mode_t *m)
 {
-    /* flag, counter and result, each on its own cache line */
-    p->flag = sym_alloc(p, 3 * DUET_CACHELINE);
-    p->counter = p->flag + DUET_CACHELINE / 8, p->result = p->flag + 2 * DUET_CACHELINE / 8;
+    /* flag, counter, result and slot, each on its own cache line */
+    const size_t line = DUET_CACHELINE / sizeof(uint64_t);
+    p->flag = sym_alloc(p, 4 * DUET_CACHELINE);
+    p->counter = p->flag + line, p->result = p->flag + 2 * line, p->slot = p->flag + 3 * line;
     p->origin = p->target = NULL;
     if (!m->sized) return;
     size_t n = p->maxb ? p->maxb : 1, heap = duet_cfg()->symmetric_size;
