@@ -44,6 +44,8 @@ typedef struct {
 /* Makes a unique id: a listening socket (kept in a process-local registry until the
  * root joins) and a fresh random secret. */
 duet_status_t duet_boot_id_create(duet_unique_id_t *id);
+/* The same with a given secret (a launcher's job secret) instead of a random one. */
+duet_status_t duet_boot_id_create_secret(duet_unique_id_t *id, const uint8_t secret[DUET_SECRET_BYTES]);
 
 /* Builds an id around an existing listener and secret (duetrun hands rank 0 both), or,
  * with listen_fd < 0, only names the root (other ranks). */

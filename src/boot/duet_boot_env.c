@@ -141,8 +141,7 @@ static duet_status_t rendezvous_id(duet_boot_env_t *env)
     } else {
         /* one host: rank 0 makes a listener and publishes it in a file */
         if (env->rank == 0) {
-            if ((st = duet_boot_id_create(&env->id))) return st;
-            memcpy(((duet_boot_id_t *)&env->id)->secret, secret, DUET_SECRET_BYTES);
+            if ((st = duet_boot_id_create_secret(&env->id, secret))) return st;
             return rdv_file_publish(&env->id);
         }
         if ((st = rdv_file_read(host_port, sizeof host_port, duet_cfg()->bootstrap_timeout)))

@@ -118,13 +118,17 @@ static uint32_t advertised_addr(void)
     return addr;
 }
 
-duet_status_t duet_boot_id_create(duet_unique_id_t *uid)
+duet_status_t duet_boot_id_create(duet_unique_id_t *uid) { return duet_boot_id_create_secret(uid, NULL); }
+
+duet_status_t duet_boot_id_create_secret(duet_unique_id_t *uid, const uint8_t secret[DUET_SECRET_BYTES])
 {
     if (!uid) return DUET_FAIL(DUET_ERR_INVALID_ARG, BOOT, "duet_get_unique_id: id is NULL");
     memset(uid, 0, sizeof *uid);
     duet_boot_id_t *id = (duet_boot_id_t *)uid;
     id->magic = DUET_BOOT_ID_MAGIC;
-    if (getrandom(id->secret, sizeof id->secret, 0) != (ssize_t)sizeof id->secret)
+    if (secret)
+        memcpy(id->secret, secret, sizeof id->secret);
+    else if (getrandom(id->secret, sizeof id->secret, 0) != (ssize_t)sizeof id->secret)
         return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: getrandom: %s", strerror(errno));
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: socket(): %s", strerror(errno));

@@ -23,3 +23,10 @@ foreach(t usage fail_exit fail_signal timeout signal_forward tag_output shm_clea
            COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/${t}.sh $<TARGET_FILE:duetrun>)
   set_tests_properties(launcher.${t} PROPERTIES LABELS mp TIMEOUT 60 SKIP_RETURN_CODE 77)
 endforeach()
+
+# foreign launchers: torchrun- and Slurm-style environments, and Open MPI's mpirun if present
+add_executable(launcher_ring_check ${CMAKE_CURRENT_LIST_DIR}/ring_check.c)
+target_link_libraries(launcher_ring_check PRIVATE duet_static)
+add_test(NAME launcher.foreign
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/foreign.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:launcher_ring_check>)
+set_tests_properties(launcher.foreign PROPERTIES LABELS mp TIMEOUT 300)
