@@ -65,6 +65,10 @@ const char *duet_status_str(duet_status_t status);
  * stays valid until the thread's next failing Duet call. */
 const char *duet_last_error(void);
 
+/* The status of the last error raised by the calling thread (DUET_OK when none): the code
+ * behind a NULL from duet_malloc() and the other calls that return pointers. */
+duet_status_t duet_last_status(void);
+
 /* "0.1.0" */
 const char *duet_version_string(void);
 

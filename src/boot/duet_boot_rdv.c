@@ -258,8 +258,11 @@ static duet_status_t rank_join(duet_boot_t *b, const duet_boot_id_t *id, uint64_
     memcpy(h.secret, b->secret, sizeof h.secret);
     if ((st = duet_msg_send(b->root_fd, DUET_MSG_HELLO, 0, &h, sizeof h, deadline, "the root")))
         return st;
+    /* the root's verdict may come right at its own deadline (naming who never came):
+     * listen a little longer than the root waits */
     welcome_t w;
-    if ((st = duet_msg_recv(b->root_fd, DUET_MSG_WELCOME, 0, &w, sizeof w, deadline, "the root")))
+    uint64_t verdict_deadline = deadline == UINT64_MAX ? deadline : deadline + 2000000000ull;
+    if ((st = duet_msg_recv(b->root_fd, DUET_MSG_WELCOME, 0, &w, sizeof w, verdict_deadline, "the root")))
         return st;
     w.msg[sizeof w.msg - 1] = '\0';
     if (w.status != DUET_OK)

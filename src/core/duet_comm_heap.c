@@ -52,6 +52,12 @@ static void *alloc_block(duet_comm_t c, size_t alignment, size_t size, const cha
         DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: alignment %zu is not a power of two", fn, alignment);
         return NULL;
     }
+    size_t max_align = duet_heap_base_align(c->heap->seg_size);
+    if (alignment > max_align) {
+        DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: alignment %zu exceeds the heap's %zu", fn, alignment,
+                  max_align);
+        return NULL;
+    }
     heap_req_t req = {REQ_ALLOC, 0, size, alignment};
     if (agree(c, &req, fn)) return NULL;
     if (size == 0) return NULL; /* OpenSHMEM: malloc(0) gives NULL, no error */
@@ -70,7 +76,7 @@ static void *alloc_block(duet_comm_t c, size_t alignment, size_t size, const cha
         return NULL;
     }
     DUET_LOG(TRACE, HEAP, "%s(%zu, align %zu) -> offset %zu", fn, size, alignment, off);
-    return h->local_base + DUET_HEAP_USER_OFFSET + off;
+    return h->local_base + off;
 }
 
 void *duet_malloc(duet_comm_t c, size_t size) { return alloc_block(c, 64, size, "duet_malloc"); }
@@ -110,7 +116,7 @@ duet_status_t duet_free(duet_comm_t c, void *ptr)
         uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
         if ((uintptr_t)ptr < lo || (uintptr_t)ptr >= (uintptr_t)h->local_base + h->seg_size)
             return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: %p is not in the symmetric heap", fn, ptr);
-        off = (uintptr_t)ptr - lo;
+        off = (uintptr_t)ptr - (uintptr_t)h->local_base;
     }
     /* free is collective: agree on the block (also the OpenSHMEM barrier before freeing) */
     heap_req_t req = {REQ_FREE, 0, ptr ? off : UINT64_MAX, 0};

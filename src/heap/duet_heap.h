@@ -50,7 +50,7 @@ typedef struct duet_heap {
     char *local_base;     /* my segment */
     char **peer_base;     /* every pe's segment as mapped here (peer_base[my_pe] == local_base) */
     duet_tport_ep_t *eps; /* an endpoint per pe */
-    duet_alloc_t *alloc;  /* offsets inside the user heap */
+    duet_alloc_t *alloc;  /* segment offsets; [0, DUET_HEAP_USER_OFFSET) is taken for good */
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
 } duet_heap_t;
@@ -59,6 +59,8 @@ typedef struct duet_heap {
  * Collective over the bootstrap `b`; `tag` names the segments (secret-derived). */
 duet_status_t duet_heap_create(duet_heap_t **heap, duet_boot_t *b, size_t user_size, const char *tag);
 void duet_heap_release(duet_heap_t *heap); /* drops a reference; the last unmaps */
+/* Every segment is mapped at a multiple of this (a power of two >= 2 MiB). */
+size_t duet_heap_base_align(size_t seg_size);
 
 static inline duet_heap_ctrl_t *duet_heap_ctrl(char *base) { return (duet_heap_ctrl_t *)(void *)base; }
 static inline duet_team_slot_t *duet_heap_slot(char *base, int slot)

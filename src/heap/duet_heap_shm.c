@@ -22,6 +22,34 @@ static void seg_name(char *out, size_t len, const char *tag, int pe)
     snprintf(out, len, "/duet-%s-%d", tag, pe);
 }
 
+/* Maps `fd` at an address aligned to `align` (a power of two): reserve align extra bytes
+ * of address space, place the mapping on the aligned point inside, return the slack. With
+ * the segment base aligned, an aligned offset is an aligned address on every rank. */
+static void *map_aligned(int fd, size_t size, size_t align)
+{
+    char *r = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return MAP_FAILED;
+    char *base = (char *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
+    void *p = mmap(base, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(r, size + align);
+        return MAP_FAILED;
+    }
+    if (base > r) munmap(r, (size_t)(base - r));
+    size_t tail = (size_t)((r + size + align) - (base + size));
+    if (tail) munmap(base + size, tail);
+    return base;
+}
+
+/* The alignment of every segment base: enough for any block the heap can hold (up to
+ * 1 GiB), and at least 2 MiB (huge pages, GPU mapping granularity). */
+size_t duet_heap_base_align(size_t seg_size)
+{
+    size_t a = 2u << 20;
+    while (a < seg_size && a < (1u << 30)) a <<= 1;
+    return a;
+}
+
 static duet_status_t map_segment(const char *name, size_t size, int create, char **base)
 {
     int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
@@ -44,7 +72,7 @@ static duet_status_t map_segment(const char *name, size_t size, int create, char
                              (long long)st.st_size, size);
         }
     }
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = map_aligned(fd, size, duet_heap_base_align(size));
     int e = errno;
     close(fd);
     if (p == MAP_FAILED) {
@@ -83,8 +111,11 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     h->seg_size = seg_size;
     h->peer_base = calloc((size_t)h->npes, sizeof *h->peer_base);
     h->eps = calloc((size_t)h->npes, sizeof *h->eps);
-    h->alloc = duet_alloc_create(seg_size - DUET_HEAP_USER_OFFSET);
-    if (!h->peer_base || !h->eps || !h->alloc) {
+    /* the allocator hands out segment offsets; the internal area is its first block, for good */
+    h->alloc = duet_alloc_create(seg_size);
+    size_t internal_off = 1;
+    if (!h->peer_base || !h->eps || !h->alloc ||
+        duet_alloc_take(h->alloc, DUET_HEAP_USER_OFFSET, 64, &internal_off) || internal_off != 0) {
         heap_free(h);
         return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
     }

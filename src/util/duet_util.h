@@ -34,11 +34,13 @@ typedef enum {
     DUET_SUBSYS_COUNT
 } duet_subsys_t;
 
-extern int duet_log_level_;     /* current level; read through duet_log_enabled() */
+extern int duet_log_level_;     /* current level, -1 until read from the settings */
 extern unsigned duet_log_mask_; /* bit per subsystem */
+void duet_log_init_(void);
 
 static inline int duet_log_enabled(duet_log_level_t level, duet_subsys_t subsys)
 {
+    if (DUET_UNLIKELY(duet_log_level_ < 0)) duet_log_init_(); /* a log before any setting was read */
     return (int)level <= duet_log_level_ && (duet_log_mask_ & (1u << subsys));
 }
 void duet_log_write(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, ...)

@@ -30,7 +30,7 @@ int duet_parse_size(const char *text, size_t *out)
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (end == text || errno || v < 0) return -1;
+    if (end == text || errno || !(v >= 0)) return -1; /* !(>=) also refuses NaN */
     double mult = 1;
     switch (*end) {
     case 'k': case 'K': mult = 1024.0; end++; break;
@@ -40,7 +40,7 @@ int duet_parse_size(const char *text, size_t *out)
     default: break;
     }
     if (*end == 'B' || *end == 'b') end++;
-    if (*end != '\0' || v * mult > 1.8e19) return -1;
+    if (*end != '\0' || !(v * mult <= 1.8e19)) return -1;
     *out = (size_t)(v * mult);
     return 0;
 }

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "duet_util.h"
 
-int duet_log_level_ = DUET_LOG_WARN;
+int duet_log_level_ = -1;
 unsigned duet_log_mask_ = ~0u;
 
 static const char *subsys_names[] = {
@@ -73,8 +73,7 @@ static void log_setup(void)
     }
 }
 
-/* Called from duet_cfg() once the settings are read, so levels hold before any log. */
-void duet_log_init_(void);
+/* Called from duet_cfg() and from the first log check, so levels hold before any log. */
 void duet_log_init_(void) { pthread_once(&log_once, log_setup); }
 
 void duet_log_set_rank(int rank) { log_rank = rank; }

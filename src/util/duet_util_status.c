@@ -4,6 +4,7 @@
 #include "duet_util.h"
 
 static _Thread_local char last_error[1024];
+static _Thread_local duet_status_t last_status;
 
 const char *duet_status_str(duet_status_t status)
 {
@@ -23,6 +24,7 @@ const char *duet_status_str(duet_status_t status)
 }
 
 const char *duet_last_error(void) { return last_error; }
+duet_status_t duet_last_status(void) { return last_status; }
 
 const char *duet_version_string(void)
 {
@@ -35,6 +37,7 @@ const char *duet_version_string(void)
 duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
 {
     va_list ap;
+    last_status = status;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);

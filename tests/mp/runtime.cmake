@@ -1,0 +1,18 @@
+# runtime.cmake — rank counts and timeouts of the runtime tests (heap, teams, stress,
+# errors, shared-memory cleanup, bootstrap failures). Included by tests/CMakeLists.txt.
+duet_mp_test(test_heap   RANKS 1 2 3 4 5 8 TIMEOUT 60)
+duet_mp_test(test_comm   RANKS 1 2 3 4 5 8 TIMEOUT 60)
+duet_mp_test(test_stress RANKS 1 2 3 4 5 8 TIMEOUT 60)
+duet_mp_test(test_errors RANKS 1 2 3 4 5 8 TIMEOUT 60)
+add_test(NAME mp.test_errors.timeouts COMMAND test_errors timeouts) # one process, no launcher
+set_tests_properties(mp.test_errors.timeouts PROPERTIES LABELS mp TIMEOUT 60)
+duet_mp_test(test_shm_cleanup RANKS 1 2 3 4 5 8 TIMEOUT 30 ARGS normal)
+
+# test_shm_cleanup as a driver: runs its own jobs under duetrun (normal, killed ranks).
+add_test(NAME mp.test_shm_cleanup.jobs
+         COMMAND test_shm_cleanup --duetrun $<TARGET_FILE:duetrun>)
+set_tests_properties(mp.test_shm_cleanup.jobs PROPERTIES LABELS mp TIMEOUT 150)
+
+# test_boot forks its own ranks (bootstrap failure modes): a plain process, no duetrun.
+add_test(NAME mp.test_boot COMMAND test_boot)
+set_tests_properties(mp.test_boot PROPERTIES LABELS mp TIMEOUT 60)

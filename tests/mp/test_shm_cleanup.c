@@ -1,0 +1,276 @@
+/*
+ * test_shm_cleanup.c — shared memory of a job never outlives it, and is not even visible
+ * in /dev/shm while the job runs.
+ *
+ * Two ways to run it:
+ *
+ *   duetrun -n N test_shm_cleanup normal [DIR]      (one rank of a job; the mp.* tests)
+ *       after duet_init + barrier, nothing named /dev/shm/duet-$DUET_JOB_SECRET* exists;
+ *       this process maps one segment per rank, each "(deleted)", each of mode 0600 (when
+ *       /proc/self/map_files can be read); the same for an independent communicator made
+ *       with duet_comm_init_rank and for a team; after duet_finalize nothing is mapped.
+ *       With DIR, every rank writes the job secret to DIR/secret.<rank>.
+ *
+ *   test_shm_cleanup --duetrun PATH                 (the driver; a plain ctest test)
+ *       runs jobs under PATH and, after each one ended, checks that nothing named
+ *       /dev/shm/duet-<that job's secret>* remains and that duetrun's exit code is right:
+ *         normal      4 ranks, all exit 0                                -> 0
+ *         kill        rank 1 SIGKILLs itself after duet_init + malloc while
+ *                     the others wait in a barrier                        -> 137
+ *         kill-early  rank 1 leaves a segment named like a heap segment (as if killed
+ *                     between creating and unlinking it) and SIGKILLs itself before
+ *                     duet_init; the others wait in duet_init             -> 137
+ *         exit-early  the same, but rank 1 exits with status 3           -> 1
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "duet/duet.h"
+
+static int me = -1;
+
+#define CHECK(cond, ...)                                                                        \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", me, __FILE__, __LINE__, #cond);         \
+            fprintf(stderr, __VA_ARGS__);                                                       \
+            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
+
+/* Names in /dev/shm starting with duet-<secret>; the first one found goes to `first`. */
+static int count_shm(const char *secret, char *first, size_t len)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "duet-%s", secret);
+    DIR *d = opendir("/dev/shm");
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            if (n++ == 0 && first) snprintf(first, len, "%s", e->d_name);
+        }
+    closedir(d);
+    return n;
+}
+
+/* Mappings of /dev/shm/duet-<secret>* in this process: how many, how many not deleted,
+ * and how many have a mode other than 0600 (-1 when modes cannot be read). */
+static void scan_maps(const char *secret, int *maps, int *live, int *bad_mode)
+{
+    char needle[80], line[1024];
+    snprintf(needle, sizeof needle, "/dev/shm/duet-%s", secret);
+    *maps = *live = *bad_mode = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f, "cannot read /proc/self/maps");
+    while (fgets(line, sizeof line, f)) {
+        if (!strstr(line, needle)) continue;
+        (*maps)++;
+        if (!strstr(line, "(deleted)")) (*live)++;
+        char range[64], path[128];
+        if (sscanf(line, "%63s", range) != 1) continue;
+        snprintf(path, sizeof path, "/proc/self/map_files/%s", range);
+        struct stat st;
+        if (*bad_mode >= 0 && stat(path, &st) == 0) {
+            if ((st.st_mode & 0777) != 0600) (*bad_mode)++;
+        } else {
+            *bad_mode = -1; /* needs privileges on most systems: not observable */
+        }
+    }
+    fclose(f);
+}
+
+static void check_unlinked(const char *secret, int expect_maps, const char *what)
+{
+    char first[256] = "";
+    int left = count_shm(secret, first, sizeof first), maps, live, bad_mode;
+    CHECK(left == 0, "%s: %d segment names of this job in /dev/shm while it runs (%s)", what, left, first);
+    scan_maps(secret, &maps, &live, &bad_mode);
+    CHECK(maps >= expect_maps, "%s: %d segments mapped, want at least %d", what, maps, expect_maps);
+    CHECK(live == 0, "%s: %d mappings still have a name", what, live);
+    CHECK(bad_mode <= 0, "%s: %d segments have a mode other than 0600", what, bad_mode);
+    if (me == 0 && bad_mode < 0) printf("test_shm_cleanup: segment modes not observable here\n");
+}
+
+static int rank_main(const char *mode, const char *dir)
+{
+    const char *secret = getenv("DUET_JOB_SECRET");
+    CHECK(secret && strlen(secret) == 32, "no DUET_JOB_SECRET: run me under duetrun");
+    me = atoi(getenv("DUET_RANK") ? getenv("DUET_RANK") : "-1");
+    if (dir) { /* every rank: the one that dies early may be the only one that gets here */
+        char tmp[512], path[512];
+        snprintf(tmp, sizeof tmp, "%s/.secret.%d", dir, me);
+        snprintf(path, sizeof path, "%s/secret.%d", dir, me);
+        FILE *f = fopen(tmp, "w");
+        CHECK(f && fprintf(f, "%s\n", secret) > 0 && fclose(f) == 0 && rename(tmp, path) == 0,
+              "cannot write %s", path);
+    }
+    setenv("DUET_SYMMETRIC_SIZE", "4M", 1);
+    if (!strcmp(mode, "kill-early") || !strcmp(mode, "exit-early")) {
+        if (me == 1) {
+            /* a heap segment as it exists between shm_open and shm_unlink */
+            char name[128];
+            snprintf(name, sizeof name, "/duet-%s-heap-1", secret);
+            int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+            CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "shm_open(%s): %s", name, strerror(errno));
+            if (!strcmp(mode, "exit-early")) exit(3);
+            raise(SIGKILL);
+        }
+        duet_init(); /* waits for rank 1, which never comes: duetrun ends us */
+        fprintf(stderr, "rank %d: duet_init returned although rank 1 died\n", me);
+        return 1;
+    }
+    OK(duet_init());
+    duet_comm_t w = duet_comm_world();
+    int n = duet_n_pes();
+    void *p = duet_malloc(w, 1 << 20);
+    CHECK(p, "malloc");
+    OK(duet_barrier(w));
+    if (!strcmp(mode, "kill")) {
+        if (me == 1 || n == 1) raise(SIGKILL);
+        duet_barrier(w); /* rank 1 never arrives */
+        fprintf(stderr, "rank %d: the barrier returned although rank 1 died\n", me);
+        return 1;
+    }
+    CHECK(!strcmp(mode, "normal"), "unknown mode \"%s\"", mode);
+    check_unlinked(secret, n, "after duet_init");
+
+    /* an independent communicator (its id from rank 0, handed out with puts) and a team */
+    duet_unique_id_t *sym = duet_malloc(w, sizeof *sym), id;
+    CHECK(sym, "malloc");
+    if (me == 0) {
+        OK(duet_get_unique_id(&id));
+        for (int pe = 0; pe < n; pe++) OK(duet_put(w, sym, &id, sizeof id, pe));
+    }
+    OK(duet_barrier(w));
+    id = *sym;
+    duet_comm_t c, t;
+    duet_config_t cfg = DUET_CONFIG_INIT;
+    cfg.symmetric_size = 1 << 20;
+    OK(duet_comm_init_rank(&c, n, id, me, &cfg));
+    OK(duet_comm_split(w, me % 2, 0, &t));
+    OK(duet_barrier(c));
+    check_unlinked(secret, 2 * n, "with a second communicator and a team");
+    OK(duet_comm_destroy(t));
+    OK(duet_comm_destroy(c));
+    OK(duet_barrier(w));
+    int maps, live, bad;
+    scan_maps(secret, &maps, &live, &bad);
+    CHECK(maps == n, "%d segments mapped after the second communicator was destroyed, want %d", maps, n);
+    OK(duet_free(w, sym));
+    OK(duet_free(w, p));
+    OK(duet_finalize());
+    scan_maps(secret, &maps, &live, &bad);
+    CHECK(maps == 0, "%d segments still mapped after duet_finalize", maps);
+    CHECK(count_shm(secret, NULL, 0) == 0, "names in /dev/shm after duet_finalize");
+    return 0;
+}
+
+/* ---- the driver */
+
+static int run_job(const char *duetrun, const char *self, int nranks, const char *mode, const char *dir)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", nranks);
+        execl(duetrun, duetrun, "-n", n, "--timeout", "30", self, mode, dir, (char *)NULL);
+        fprintf(stderr, "exec %s: %s\n", duetrun, strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char g_dir[64];
+static pid_t g_driver;
+static void remove_dir(void) /* also when a CHECK fails */
+{
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (g_dir[0] && getpid() == g_driver && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", g_dir);
+}
+
+static int driver(const char *duetrun, const char *self)
+{
+    static const struct {
+        const char *mode;
+        int nranks, want_rc;
+    } jobs[] = {{"normal", 4, 0}, {"normal", 1, 0}, {"kill", 3, 137}, {"kill-early", 3, 137},
+                {"exit-early", 2, 1}};
+    char dir[] = "/tmp/duet-shm-test.XXXXXX";
+    CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    snprintf(g_dir, sizeof g_dir, "%s", dir);
+    g_driver = getpid();
+    atexit(remove_dir);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        char path[600], secret[64] = "", first[256] = "";
+        int rc = run_job(duetrun, self, jobs[i].nranks, jobs[i].mode, dir);
+        for (int r = 0; r < jobs[i].nranks; r++) { /* the secret from any rank that wrote it */
+            char s[64] = "";
+            snprintf(path, sizeof path, "%s/secret.%d", dir, r);
+            FILE *f = fopen(path, "r");
+            if (f && fgets(s, sizeof s, f) && strlen(s) == 33) {
+                if (secret[0] && strcmp(s, secret)) {
+                    fprintf(stderr, "FAIL %s x%d: ranks saw different secrets\n", jobs[i].mode, jobs[i].nranks);
+                    failed = 1;
+                }
+                memcpy(secret, s, sizeof s);
+            }
+            if (f) fclose(f);
+            unlink(path);
+        }
+        if (!secret[0]) {
+            fprintf(stderr, "FAIL %s x%d: no rank wrote its secret into %s\n", jobs[i].mode, jobs[i].nranks, dir);
+            failed = 1;
+        }
+        secret[strcspn(secret, "\n")] = '\0';
+        if (rc != jobs[i].want_rc) {
+            fprintf(stderr, "FAIL %s x%d: duetrun exited %d, want %d\n", jobs[i].mode, jobs[i].nranks, rc,
+                    jobs[i].want_rc);
+            failed = 1;
+        }
+        int left = secret[0] ? count_shm(secret, first, sizeof first) : 0;
+        if (left) {
+            fprintf(stderr, "FAIL %s x%d: %d names of the job left in /dev/shm (%s)\n", jobs[i].mode,
+                    jobs[i].nranks, left, first);
+            failed = 1;
+            char prefix[64]; /* do not leave them for the next run */
+            snprintf(prefix, sizeof prefix, "/%s", first);
+            shm_unlink(prefix);
+        }
+        printf("test_shm_cleanup: %-10s x%d: exit %d, %d left in /dev/shm\n", jobs[i].mode,
+               jobs[i].nranks, rc, left);
+    }
+    return failed; /* remove_dir: ranks ended by a signal may have left a .secret.<rank> */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--duetrun")) {
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        CHECK(n > 0, "readlink /proc/self/exe");
+        self[n] = '\0';
+        return driver(argv[2], self);
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: duetrun -n N %s normal|kill|kill-early|exit-early [DIR]\n"
+                        "       %s --duetrun PATH\n", argv[0], argv[0]);
+        return 2;
+    }
+    return rank_main(argv[1], argc > 2 ? argv[2] : NULL);
+}
