@@ -72,12 +72,13 @@ int duet_hex_decode(const char *in, uint8_t *out, size_t n);
 typedef struct {
     const char *launcher; /* "duetrun", "mpirun", "srun", "torchrun", "none" */
     int rank, nranks, local_rank, local_size;
+    int published_file; /* rank 0 published the rendezvous file (removed by cleanup) */
     duet_unique_id_t id;
 } duet_boot_env_t;
 
 /* Reads the launcher's environment and prepares the id of the world rendezvous. */
 duet_status_t duet_boot_env_detect(duet_boot_env_t *env);
-/* Removes any rendezvous file the detection left (rank 0, after joining). */
+/* Removes the rendezvous file rank 0 published, once every rank has joined. */
 void duet_boot_env_cleanup(duet_boot_env_t *env);
 
 #endif

@@ -142,7 +142,9 @@ static duet_status_t rendezvous_id(duet_boot_env_t *env)
         /* one host: rank 0 makes a listener and publishes it in a file */
         if (env->rank == 0) {
             if ((st = duet_boot_id_create_secret(&env->id, secret))) return st;
-            return rdv_file_publish(&env->id);
+            if ((st = rdv_file_publish(&env->id))) return st;
+            env->published_file = 1;
+            return DUET_OK;
         }
         if ((st = rdv_file_read(host_port, sizeof host_port, duet_cfg()->bootstrap_timeout)))
             return st;
@@ -219,11 +221,9 @@ duet_status_t duet_boot_env_detect(duet_boot_env_t *env)
 
 void duet_boot_env_cleanup(duet_boot_env_t *env)
 {
-    const duet_cfg_t *cfg = duet_cfg();
-    if (env->rank != 0 || cfg->boot_addr[0] || strcmp(env->launcher, "none") == 0 ||
-        strcmp(env->launcher, "duetrun") == 0 || (duet_foreign_env("MASTER_ADDR") && duet_foreign_env("MASTER_PORT")))
-        return;
+    if (!env->published_file) return;
     char path[256];
     rdv_file_path(path, sizeof path);
     unlink(path);
+    env->published_file = 0;
 }
