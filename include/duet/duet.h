@@ -80,8 +80,9 @@ typedef struct duet_comm *duet_comm_t;
 /* Opaque identifier made by one rank with duet_get_unique_id() and handed to all others
  * (by any means: MPI_Bcast, a file, ...). It holds the rendezvous address and a random
  * 128-bit job secret that every bootstrap connection must present. */
-typedef struct {
+typedef union {
     char internal[128];
+    uint64_t align_; /* 8-byte aligned wherever it is stored */
 } duet_unique_id_t;
 
 /* Options for duet_comm_init_rank(). Start from DUET_CONFIG_INIT; a zero field means
