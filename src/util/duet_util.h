@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <string.h>
 #include "duet/duet.h"
 
 #define DUET_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -141,7 +142,15 @@ static inline void duet_cpu_relax(void)
 /* ---------------------------------------------------------------- copies (duet_util_copy.c)
  * memcpy, with streaming stores for copies larger than the cache. The copy is complete
  * and ordered before later stores when it returns. */
-void duet_copy(void *dst, const void *src, size_t n);
+void duet_copy_large_(void *dst, const void *src, size_t n);
+static inline void duet_copy(void *dst, const void *src, size_t n)
+{
+    switch (n) { /* single moves for the sizes of p, g and signals */
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    default: duet_copy_large_(dst, src, n);
+    }
+}
 
 /* ---------------------------------------------------------------- the one wait loop (duet_util_wait.c)
  * Usage:

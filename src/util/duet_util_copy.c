@@ -39,7 +39,7 @@ static void copy_stream(char *dst, const char *src, size_t n)
 }
 #endif
 
-void duet_copy(void *dst, const void *src, size_t n)
+void duet_copy_large_(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
     if (n >= STREAM_THRESHOLD) {
