@@ -11,9 +11,10 @@ exec 3<>"$tmp/events" # read-write: opening does not block and no EOF between wr
 # duetrun ends, "exit <code>" follows. So every read below is answered, whatever happens.
 {
     "$duetrun" -n $n --timeout 30 -x TESTDIR="$tmp" sh -c '
-        trap "echo \$DUET_RANK >\"\$TESTDIR/got.\$DUET_RANK\"; exit 0" TERM
+        trap "echo \$DUET_RANK >\"\$TESTDIR/got.\$DUET_RANK\"; kill \$nap; exit 0" TERM
+        sleep 60 >/dev/null 2>&1 &
+        nap=$!
         echo "$PPID" >"$TESTDIR/events"
-        sleep 60 &
         wait' 2>"$tmp/err"
     echo "exit $?" >"$tmp/events"
 } &
