@@ -356,6 +356,74 @@ duet_status_t duet_barrier(duet_comm_t comm);
 /* duet_barrier() on the world communicator. */
 duet_status_t duet_barrier_all(void);
 
+/* ------------------------------------------------------------------------------------
+ * Collectives (NCCL semantics)
+ *
+ * Every rank of `comm` calls the same collective, in the same order, with the same count,
+ * datatype, op and root. Buffers are ordinary memory of the caller (they need not be
+ * symmetric). In place: pass sendbuf == recvbuf (for allgather, sendbuf at
+ * recvbuf + rank * count elements; for reduce-scatter, recvbuf at sendbuf + rank * count).
+ *
+ * `stream`: NULL for host buffers — the call returns when this rank's part is complete (its
+ * recvbuf holds the result; its sendbuf may be reused). GPU buffers (a later backend) take a
+ * cudaStream_t and are ordered on it.
+ *
+ * Reductions: fp16 and bf16 inputs are converted to fp32, reduced in fp32, and rounded to
+ * the output type once, at the end (round to nearest even). Integer sums wrap modulo 2^n.
+ * DUET_AVG is the sum divided by the number of ranks (integer types: truncated toward 0).
+ * Floating-point results may differ from a sequential sum by reassociation: each algorithm
+ * documents its order; all ranks receive bit-identical results.
+ *
+ * The algorithm is chosen by the tuner from an alpha-beta model (see docs) unless forced
+ * with DUET_ALGO; DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each choice.
+ * ------------------------------------------------------------------------------------ */
+typedef enum {
+    DUET_INT8 = 0, DUET_UINT8, DUET_INT32, DUET_UINT32, DUET_INT64, DUET_UINT64,
+    DUET_FLOAT16, DUET_BFLOAT16, DUET_FLOAT32, DUET_FLOAT64,
+    DUET_DATATYPE_COUNT
+} duet_datatype_t;
+
+typedef enum { DUET_SUM = 0, DUET_PROD, DUET_MIN, DUET_MAX, DUET_AVG, DUET_OP_COUNT } duet_op_t;
+
+/* A cudaStream_t for GPU buffers; NULL for host buffers. */
+typedef void *duet_stream_t;
+
+/* Bytes of one element of `datatype` (0 for an invalid one). */
+size_t duet_datatype_size(duet_datatype_t datatype);
+
+/* recvbuf[i] = op over ranks of sendbuf[i], on every rank. */
+duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t datatype,
+                             duet_op_t op, duet_comm_t comm, duet_stream_t stream);
+/* recvbuf = root's sendbuf, on every rank (sendbuf is read on the root only). */
+duet_status_t duet_broadcast(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t datatype,
+                             int root, duet_comm_t comm, duet_stream_t stream);
+/* recvbuf on the root = op over ranks of sendbuf (recvbuf is written on the root only). */
+duet_status_t duet_reduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t datatype,
+                          duet_op_t op, int root, duet_comm_t comm, duet_stream_t stream);
+/* recvbuf[r * sendcount ...] = rank r's sendbuf, on every rank. */
+duet_status_t duet_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                             duet_datatype_t datatype, duet_comm_t comm, duet_stream_t stream);
+/* recvbuf (recvcount elements) on rank r = op over ranks of sendbuf[r * recvcount ...]. */
+duet_status_t duet_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  duet_datatype_t datatype, duet_op_t op, duet_comm_t comm,
+                                  duet_stream_t stream);
+/* recvbuf[r * count ...] on rank q = sendbuf[q * count ...] of rank r. */
+duet_status_t duet_alltoall(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t datatype,
+                            duet_comm_t comm, duet_stream_t stream);
+/* Point to point: a send to `peer` matches that peer's recv from this rank; messages
+ * between two ranks arrive in order. Outside a group a send may wait for its receiver. */
+duet_status_t duet_send(const void *sendbuf, size_t count, duet_datatype_t datatype, int peer,
+                        duet_comm_t comm, duet_stream_t stream);
+duet_status_t duet_recv(void *recvbuf, size_t count, duet_datatype_t datatype, int peer,
+                        duet_comm_t comm, duet_stream_t stream);
+
+/* Groups: calls between duet_group_start() and duet_group_end() (per thread, nestable) are
+ * queued and run together at the outermost duet_group_end(), so send/recv pairs that would
+ * deadlock one by one (a ring exchange) complete. Errors of queued calls are reported by
+ * duet_group_end(). */
+duet_status_t duet_group_start(void);
+duet_status_t duet_group_end(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,8 @@ struct duet_comm {
     _Atomic int abort_flag; /* set to make every wait on this communicator stop */
     duet_wait_ctx_t wait_ctx;
     char tag[64];          /* names this communicator's shared-memory segments */
+    struct duet_coll_chan *chan; /* collective channels to every member */
+    uint64_t coll_calls;   /* collectives started on this communicator */
 };
 
 #define DUET_COMM_MAGIC 0x4455455443304d4dull

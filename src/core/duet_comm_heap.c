@@ -114,7 +114,7 @@ duet_status_t duet_free(duet_comm_t c, void *ptr)
     size_t off = 0;
     if (ptr) {
         uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
-        if ((uintptr_t)ptr < lo || (uintptr_t)ptr >= (uintptr_t)h->local_base + h->seg_size)
+        if ((uintptr_t)ptr < lo || (uintptr_t)ptr >= (uintptr_t)h->local_base + h->user_end)
             return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: %p is not in the symmetric heap", fn, ptr);
         off = (uintptr_t)ptr - (uintptr_t)h->local_base;
     }

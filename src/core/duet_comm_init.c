@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/duet_comm.h"
+#include "coll/duet_coll_chan.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
@@ -91,6 +92,10 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
         if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
+    }
+    if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) != DUET_OK) {
+        if (parent) parent->children--;
+        duet_heap_release(c->heap);
     }
     if (st != DUET_OK) {
         duet_boot_close(&c->boot);
@@ -185,6 +190,7 @@ static duet_status_t comm_free(duet_comm_t c)
         c->parent->children--;
         c->heap->slots_used &= ~(1ull << c->slot);
     }
+    duet_coll_chan_destroy(c, c->chan);
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     c->magic = 0;

@@ -4,9 +4,13 @@
  *
  * Segment layout (the same on every rank, so an offset names the same object everywhere):
  *
- *   0            4 KiB                                   1 MiB                      seg_size
- *   | control     | team sync slots: 64 teams x 32 rounds | user heap (duet_malloc) ... |
- *   | (doorbell)  | x 64 B flags                          |                             |
+ *   0          4 KiB                                 1 MiB                  user_end        seg_size
+ *   | control   | team sync slots: 64 teams x 32 rounds | user heap            | collective   |
+ *   | (doorbell)| x 64 B flags                          | (duet_malloc)        | zone         |
+ *
+ * The user heap is symmetric (one deterministic allocator, same offsets everywhere). The
+ * collective zone is private: each rank carves its communicators' channels from it with a
+ * local allocator and tells the peers the offsets.
  *
  * The heap belongs to a root communicator (duet_init / duet_comm_init_rank) and is shared
  * by the teams split from it; its ranks ("heap pes") are the root communicator's ranks.
@@ -46,11 +50,13 @@ _Static_assert(DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t)
 typedef struct duet_heap {
     int refcount;         /* the root communicator and its teams */
     int my_pe, npes;
-    size_t seg_size;      /* bytes per rank, internal area included */
+    size_t seg_size;      /* bytes per rank, internal area and zone included */
+    size_t user_end;      /* end of the user heap = start of the collective zone */
     char *local_base;     /* my segment */
     char **peer_base;     /* every pe's segment as mapped here (peer_base[my_pe] == local_base) */
     duet_tport_ep_t *eps; /* an endpoint per pe */
     duet_alloc_t *alloc;  /* segment offsets; [0, DUET_HEAP_USER_OFFSET) is taken for good */
+    duet_alloc_t *zone;   /* offsets inside the collective zone (add user_end) */
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
 } duet_heap_t;

@@ -90,6 +90,7 @@ static void heap_free(duet_heap_t *h)
         for (int pe = 0; pe < h->npes; pe++)
             if (h->peer_base[pe]) munmap(h->peer_base[pe], h->seg_size);
     if (h->alloc) duet_alloc_destroy(h->alloc);
+    if (h->zone) duet_alloc_destroy(h->zone);
     pthread_mutex_destroy(&h->lock);
     free(h->peer_base);
     free(h->eps);
@@ -101,7 +102,9 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     const size_t page = 2u << 20; /* round to 2 MiB: huge-page friendly, and GPU granularity */
     if (user_size > SIZE_MAX / 2)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "heap: symmetric size %zu is too large", user_size);
-    size_t seg_size = (DUET_HEAP_USER_OFFSET + user_size + page - 1) / page * page;
+    size_t user_end = (DUET_HEAP_USER_OFFSET + user_size + page - 1) / page * page;
+    size_t zone_size = (duet_cfg()->coll_zone_size + page - 1) / page * page;
+    size_t seg_size = user_end + zone_size;
     duet_heap_t *h = calloc(1, sizeof *h);
     if (!h) return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
     pthread_mutex_init(&h->lock, NULL);
@@ -109,12 +112,14 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     h->my_pe = b->rank;
     h->npes = b->nranks;
     h->seg_size = seg_size;
+    h->user_end = user_end;
     h->peer_base = calloc((size_t)h->npes, sizeof *h->peer_base);
     h->eps = calloc((size_t)h->npes, sizeof *h->eps);
     /* the allocator hands out segment offsets; the internal area is its first block, for good */
-    h->alloc = duet_alloc_create(seg_size);
+    h->alloc = duet_alloc_create(user_end);
+    h->zone = duet_alloc_create(zone_size);
     size_t internal_off = 1;
-    if (!h->peer_base || !h->eps || !h->alloc ||
+    if (!h->peer_base || !h->eps || !h->alloc || !h->zone ||
         duet_alloc_take(h->alloc, DUET_HEAP_USER_OFFSET, 64, &internal_off) || internal_off != 0) {
         heap_free(h);
         return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
@@ -156,8 +161,8 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
         ep->doorbell = &duet_heap_ctrl(ep->base)->doorbell;
     }
     h->slots_used = 1; /* slot 0: the root communicator */
-    DUET_LOG(INFO, HEAP, "heap: %d segments of %zu MiB mapped (user heap %zu MiB per rank)", h->npes,
-             seg_size >> 20, (seg_size - DUET_HEAP_USER_OFFSET) >> 20);
+    DUET_LOG(INFO, HEAP, "heap: %d segments of %zu MiB mapped (user heap %zu MiB, collective zone %zu MiB)",
+             h->npes, seg_size >> 20, (user_end - DUET_HEAP_USER_OFFSET) >> 20, zone_size >> 20);
     *out = h;
     return DUET_OK;
 }

@@ -15,7 +15,7 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
 {
     const duet_heap_t *h = c->heap;
     uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
-    uintptr_t hi = (uintptr_t)h->local_base + h->seg_size;
+    uintptr_t hi = (uintptr_t)h->local_base + h->user_end;
     uintptr_t a = (uintptr_t)addr;
     if (DUET_UNLIKELY(a < lo || a >= hi || bytes > hi - a))
         return duet_error_set(DUET_ERR_INVALID_ARG,

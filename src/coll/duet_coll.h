@@ -1,0 +1,48 @@
+/*
+ * duet_coll.h — the collective layer: algorithms (schedule builders), the executor, and
+ * the tuner that picks among them.
+ */
+#ifndef DUET_COLL_H
+#define DUET_COLL_H
+
+#include "coll/duet_coll_chan.h"
+#include "coll/duet_coll_dtype.h"
+#include "coll/duet_coll_sched.h"
+
+typedef enum {
+    DUET_COLL_ALLREDUCE, DUET_COLL_BROADCAST, DUET_COLL_REDUCE, DUET_COLL_ALLGATHER,
+    DUET_COLL_REDUCE_SCATTER, DUET_COLL_ALLTOALL, DUET_COLL_KIND_COUNT
+} duet_coll_kind_t;
+
+/* One collective call, as the algorithms see it. Sizes in bytes of the compute type. */
+typedef struct {
+    duet_coll_kind_t kind;
+    int rank, nranks, root;
+    size_t count; /* elements: per rank for allgather / reduce-scatter / alltoall blocks */
+    size_t elem;  /* bytes per element */
+    size_t chunk; /* largest message */
+    int in_place;
+} duet_coll_args_t;
+
+/* An algorithm writes rank `a->rank`'s schedule, or returns DUET_ERR_UNSUPPORTED when it
+ * does not apply (with a message saying why). */
+typedef duet_status_t (*duet_coll_build_fn)(const duet_coll_args_t *a, duet_sched_t *s);
+
+/* What the steps of one call act on: its buffers (send, receive, scratch of the
+ * schedule's tmp_bytes), its compute type and reduction. */
+typedef struct {
+    char *buf[DUET_BUF_COUNT];
+    duet_datatype_t dt;
+    duet_op_t op;
+    size_t elem;
+} duet_coll_call_t;
+
+/* Runs a schedule whose steps name calls[step.call] (duet_coll_exec.c); `what` names the
+ * operation in errors. */
+duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
+                                const char *what);
+
+/* ---- algorithms (one file each) */
+duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+
+#endif

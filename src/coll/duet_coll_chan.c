@@ -1,0 +1,137 @@
+/* Collective channels: setup and the send / receive primitives (layout in the header). */
+#include <stdlib.h>
+#include <string.h>
+#include "coll/duet_coll_chan.h"
+
+static char *block_of(duet_comm_t c, int rank, size_t block_off)
+{
+    duet_heap_t *h = c->heap;
+    return h->peer_base[c->heap_pe[rank]] + h->user_end + block_off;
+}
+
+static duet_chan_line_t *acked_line(duet_coll_chan_t *ch, char *block, int peer)
+{
+    return (duet_chan_line_t *)(void *)block + peer;
+}
+
+static char *inbox_slot(duet_coll_chan_t *ch, char *block, int nranks, int from, uint64_t m)
+{
+    size_t inbox_off = (size_t)nranks * sizeof(duet_chan_line_t);
+    size_t slot = (size_t)((m - 1) % (uint64_t)ch->slots);
+    return block + inbox_off + ((size_t)from * (size_t)ch->slots + slot) * ch->slot_stride;
+}
+
+typedef struct {
+    uint64_t block_off, chunk;
+    int32_t slots, ok;
+} chan_info_t;
+
+duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    int n = c->size;
+    duet_coll_chan_t *ch = calloc(1, sizeof *ch);
+    chan_info_t *all = malloc(sizeof *all * (size_t)n);
+    if (ch) {
+        ch->peer_block = calloc((size_t)n, sizeof *ch->peer_block);
+        ch->sent = calloc((size_t)n, sizeof *ch->sent);
+        ch->recvd = calloc((size_t)n, sizeof *ch->recvd);
+    }
+    duet_status_t st = DUET_OK;
+    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd) {
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "collective channels: out of host memory");
+        goto out;
+    }
+    ch->chunk = (cfg->coll_chunk + 63) & ~(size_t)63;
+    if (ch->chunk < 64) ch->chunk = 64;
+    ch->slots = cfg->coll_slots < 2 ? 2 : (int)cfg->coll_slots;
+    ch->slot_stride = sizeof(duet_chan_slot_t) + ch->chunk;
+    ch->block_bytes = (size_t)n * (sizeof(duet_chan_line_t) + (size_t)ch->slots * ch->slot_stride);
+    pthread_mutex_lock(&c->heap->lock);
+    int rc = duet_alloc_take(c->heap->zone, ch->block_bytes, 4096, &ch->block_off);
+    pthread_mutex_unlock(&c->heap->lock);
+    chan_info_t mine = {ch->block_off, ch->chunk, ch->slots, rc == 0};
+    if (rc == 0) memset(block_of(c, c->rank, ch->block_off), 0, ch->block_bytes);
+    /* the exchange is also the barrier: nobody writes into a block before it is zeroed */
+    st = duet_boot_allgather(&c->boot, &mine, all, sizeof mine);
+    for (int r = 0; st == DUET_OK && r < n; r++) {
+        if (!all[r].ok)
+            st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL,
+                           "collective channels: rank %d has no room for %zu bytes in its collective "
+                           "zone (raise DUET_COLL_ZONE_SIZE)", r, ch->block_bytes);
+        else if (all[r].chunk != ch->chunk || all[r].slots != ch->slots)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
+                           "collective channels: rank %d uses DUET_COLL_CHUNK=%llu, DUET_COLL_SLOTS=%d; "
+                           "rank %d %zu, %d: settings must match", r, (unsigned long long)all[r].chunk,
+                           all[r].slots, c->rank, ch->chunk, ch->slots);
+        else
+            ch->peer_block[r] = block_of(c, r, all[r].block_off);
+    }
+    if (st != DUET_OK && rc == 0) {
+        pthread_mutex_lock(&c->heap->lock);
+        duet_alloc_give(c->heap->zone, ch->block_off);
+        pthread_mutex_unlock(&c->heap->lock);
+    }
+out:
+    free(all);
+    if (st != DUET_OK) {
+        if (ch) {
+            free(ch->peer_block);
+            free(ch->sent);
+            free(ch->recvd);
+            free(ch);
+        }
+        return st;
+    }
+    *out = ch;
+    return DUET_OK;
+}
+
+void duet_coll_chan_destroy(duet_comm_t c, duet_coll_chan_t *ch)
+{
+    if (!ch) return;
+    pthread_mutex_lock(&c->heap->lock);
+    duet_alloc_give(c->heap->zone, ch->block_off);
+    pthread_mutex_unlock(&c->heap->lock);
+    free(ch->peer_block);
+    free(ch->sent);
+    free(ch->recvd);
+    free(ch);
+}
+
+int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len)
+{
+    uint64_t m = ch->sent[peer] + 1;
+    duet_chan_line_t *acked = acked_line(ch, ch->peer_block[c->rank], peer);
+    if (m > atomic_load_explicit(&acked->value, memory_order_acquire) + (uint64_t)ch->slots) return 0;
+    duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[peer], c->size, c->rank, m);
+    duet_copy(len <= DUET_CHAN_INLINE ? (void *)slot->data : (void *)(slot + 1), src, len);
+    slot->len = len;
+    atomic_store_explicit(&slot->seq, m, memory_order_release);
+    ch->sent[peer] = m;
+    duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
+    return 1;
+}
+
+const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t len, duet_status_t *st)
+{
+    uint64_t m = ch->recvd[peer] + 1;
+    duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[c->rank], c->size, peer, m);
+    if (atomic_load_explicit(&slot->seq, memory_order_acquire) != m) return NULL;
+    if (slot->len != len) {
+        *st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
+                        "rank %d sent a %llu-byte message where rank %d expected %zu: the ranks made "
+                        "different collective calls (count, datatype, root or order differ)",
+                        peer, (unsigned long long)slot->len, c->rank, len);
+        return NULL;
+    }
+    return len <= DUET_CHAN_INLINE ? (const void *)slot->data : (const void *)(slot + 1);
+}
+
+void duet_coll_chan_release(duet_comm_t c, duet_coll_chan_t *ch, int peer)
+{
+    uint64_t m = ++ch->recvd[peer];
+    duet_chan_line_t *acked = acked_line(ch, ch->peer_block[peer], c->rank);
+    atomic_store_explicit(&acked->value, m, memory_order_release);
+    duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
+}

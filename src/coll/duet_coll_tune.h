@@ -1,0 +1,27 @@
+/*
+ * duet_coll_tune.h — the algorithm table and the tuner that picks from it.
+ */
+#ifndef DUET_COLL_TUNE_H
+#define DUET_COLL_TUNE_H
+
+#include "coll/duet_coll.h"
+
+typedef struct {
+    const char *name;      /* as DUET_ALGO spells it */
+    duet_coll_kind_t kind;
+    duet_coll_build_fn build;
+} duet_coll_algo_t;
+
+/* Every algorithm Duet has, one row each. */
+extern const duet_coll_algo_t duet_coll_algos[];
+extern const int duet_coll_nalgos;
+
+const char *duet_coll_kind_name(duet_coll_kind_t kind);
+
+/* The algorithm for this call: the one DUET_ALGO forces (an error if it cannot run this
+ * call), else the cheapest by the alpha-beta model; *sched receives its schedule for this
+ * rank (the caller frees it). */
+duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
+                                  const duet_coll_algo_t **algo, duet_sched_t *sched);
+
+#endif
