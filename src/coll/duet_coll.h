@@ -42,7 +42,28 @@ typedef struct {
 duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
                                 const char *what);
 
-/* ---- algorithms (one file each) */
+/* ---- algorithms, by file */
+/* duet_coll_ring.c */
 duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s);
+/* duet_coll_tree.c */
+duet_status_t duet_coll_tree_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_dbtree_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_tree_broadcast(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_chain_broadcast(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_tree_reduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_chain_reduce(const duet_coll_args_t *a, duet_sched_t *s);
+/* duet_coll_rd.c */
+duet_status_t duet_coll_rd_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_rd_allgather(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_rhd_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s);
+/* duet_coll_direct.c */
+duet_status_t duet_coll_oneshot_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_direct_allgather(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_direct_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_pairwise_alltoall(const duet_coll_args_t *a, duet_sched_t *s);
 
 #endif

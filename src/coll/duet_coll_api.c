@@ -61,8 +61,11 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
 static duet_status_t run(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, void *recvbuf, size_t count,
                          duet_datatype_t cdt, duet_op_t op, int root, const char *fn)
 {
-    duet_coll_args_t a = {kind, c->rank, c->size, root, count, duet_datatype_size(cdt), c->chan->chunk,
-                          sendbuf == recvbuf};
+    size_t block = count * duet_datatype_size(cdt);
+    int in_place = kind == DUET_COLL_ALLGATHER        ? sendbuf == (char *)recvbuf + (size_t)c->rank * block
+                 : kind == DUET_COLL_REDUCE_SCATTER ? recvbuf == (const char *)sendbuf + (size_t)c->rank * block
+                                                    : sendbuf == recvbuf;
+    duet_coll_args_t a = {kind, c->rank, c->size, root, count, duet_datatype_size(cdt), c->chan->chunk, in_place};
     const duet_coll_algo_t *algo;
     duet_sched_t s;
     duet_status_t st = duet_coll_tune_pick(c, &a, cdt, &algo, &s);

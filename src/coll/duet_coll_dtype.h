@@ -20,9 +20,11 @@
  *   - AVG: the reduction step is SUM; duet_reduce_finish_avg* divides by the rank count at
  *     the end (integers truncate toward 0; floats divide, never multiply by 1/n).
  *   - Conversions fp16/bf16 <-> fp32 are exact where the value fits, round to nearest even
- *     otherwise, keep infinities, signed zeros and subnormals, and keep NaNs NaN (quieted;
- *     sign and top payload bits kept). They assume the default rounding mode (nearest even)
- *     and that subnormal floats are not flushed (no -ffast-math / FTZ on the host).
+ *     otherwise, keep infinities, signed zeros and subnormals, and keep NaNs NaN (sign and top
+ *     payload bits kept; fp16 NaNs come out quiet, as with x86 F16C, which the host kernels
+ *     use when the CPU has it: bit-identical results either way). They assume the default
+ *     rounding mode (nearest even) and that subnormal floats are not flushed (no -ffast-math
+ *     or FTZ on the host).
  */
 #ifndef DUET_COLL_DTYPE_H
 #define DUET_COLL_DTYPE_H
@@ -114,15 +116,16 @@ static inline DUET_HD double duet_bits_f64(uint64_t u)
  * Written as selects between branch-free candidates so that loops over them vectorize. */
 
 /* fp16 -> fp32, exact. The half's exponent+mantissa shifted into place is the float with
- * the exponent bias off by 112: normals add it back; Inf/NaN (exponent 31) go to 255;
- * subnormals m * 2^-24 are built as 2^-14 * (1 + m/1024) - 2^-14, an exact float subtraction. */
+ * the exponent bias off by 112: normals add it back; Inf/NaN (exponent 31) go to 255, a NaN
+ * with its quiet bit set (as x86's F16C does, so both give the same bits); subnormals
+ * m * 2^-24 are built as 2^-14 * (1 + m/1024) - 2^-14, an exact float subtraction. */
 static inline DUET_HD float duet_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
     uint32_t exp = em & 0x0f800000u;
     uint32_t normal = em + 0x38000000u;                                        /* + 112 << 23 */
-    uint32_t infnan = em + 0x70000000u;                                        /* + 224 << 23 */
+    uint32_t infnan = (em + 0x70000000u) | ((uint32_t)(em > 0x0f800000u) << 22); /* + 224 << 23 */
     uint32_t sub = duet_f32_bits(duet_bits_f32(em + 0x38800000u) - 6.103515625e-05f); /* 2^-14 */
     uint32_t r = exp == 0x0f800000u ? infnan : exp == 0 ? sub : normal;
     return duet_bits_f32(r | sign);
@@ -244,6 +247,11 @@ void duet_f32_to_dtype(duet_datatype_t dt, void *out, const float *acc, size_t c
 void duet_reduce_finish_avg(duet_datatype_t dt, void *buf, size_t count, int nranks);
 /* The same on an fp32 accumulator: acc[i] /= (float)nranks. */
 void duet_reduce_finish_avg_f32(float *acc, size_t count, int nranks);
+
+/* For tests and benchmarks: 0 turns off the CPU-specific fp16 kernels (F16C), so the
+ * portable ones run; 1 (the default) turns them back on. Returns the previous setting.
+ * Not thread-safe: call it while no reduction runs. */
+int duet_reduce_fast_paths(int enable);
 
 #ifdef __cplusplus
 }

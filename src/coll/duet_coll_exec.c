@@ -76,8 +76,9 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         for (int i = first; i < end; i++) {
             if (x.done[i]) continue;
             const duet_step_t *stp = &s->steps[i];
-            uint32_t *fifo = stp->kind == DUET_STEP_SEND ? x.send_blocked
-                           : stp->kind == DUET_STEP_COPY ? NULL : x.recv_blocked;
+            uint32_t *fifo = stp->kind == DUET_STEP_SEND                                 ? x.send_blocked
+                           : stp->kind == DUET_STEP_RECV || stp->kind == DUET_STEP_RECV_REDUCE ? x.recv_blocked
+                                                                                                : NULL;
             int ready = (stp->dep < 0 || x.done[stp->dep]) && (!fifo || fifo[stp->peer] != sweep);
             int r = ready ? try_step(&x, stp) : 0;
             if (r < 0) {

@@ -75,3 +75,80 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
     free(last);
     return s->error;
 }
+
+/* Chunks of [lo, hi): calls fn for each (offset, length). */
+#define FOR_CHUNKS(lo, hi, chunk, off, len)                                                   \
+    for (size_t off = (lo), len = 0; off < (hi) && ((len = (hi) - off < (chunk) ? (hi) - off : (chunk)), 1); \
+         off += (chunk))
+
+static size_t whole_chunk(const duet_coll_args_t *a)
+{
+    size_t chunk = a->chunk / a->elem * a->elem;
+    return chunk ? chunk : a->elem;
+}
+
+/*
+ * Ring allgather: rank r's block sits at r in every receive buffer. Round k (0..n-2) sends
+ * block (r - k) to the right and receives block (r - k - 1) from the left, which the next
+ * round forwards.
+ */
+duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s)
+{
+    int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
+    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    /* my own block first (in place it is already there) */
+    duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, (size_t)r * block, block, -1);
+    size_t columns = (block + chunk - 1) / chunk;
+    int *arrived = malloc(sizeof(int) * (size_t)n * (columns ? columns : 1));
+    if (!arrived) return s->error = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "ring: out of host memory");
+    for (size_t i = 0; i < (size_t)n * (columns ? columns : 1); i++) arrived[i] = -1;
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (r - k + n) % n, rb = (sb + n - 1) % n;
+        size_t col = 0;
+        FOR_CHUNKS(0, block, chunk, off, len) {
+            /* round 0 sends my block from the send buffer: no copy to wait for */
+            if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, off, len, -1);
+            else duet_sched_send(s, right, DUET_BUF_RECV, (size_t)sb * block + off, len, arrived[sb * (int)columns + (int)col]);
+            arrived[rb * (int)columns + (int)col] = duet_sched_recv(s, left, DUET_BUF_RECV, (size_t)rb * block + off, len, -1);
+            col++;
+        }
+    }
+    free(arrived);
+    return s->error;
+}
+
+/*
+ * Ring reduce-scatter: block b of every send buffer is reduced into rank b's receive
+ * buffer. Round k sends the partial of block (r - k - 1) and receives block (r - k - 2),
+ * adds its own input, and forwards it; after n-1 rounds rank r has received block r from
+ * the left with every other rank's input in it. Partials live in scratch.
+ */
+duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s)
+{
+    int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
+    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    if (n == 1) {
+        duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, 0, block, -1);
+        return s->error;
+    }
+    s->tmp_bytes = block * (size_t)n;
+    size_t columns = (block + chunk - 1) / chunk;
+    int *done = malloc(sizeof(int) * (size_t)n * (columns ? columns : 1));
+    if (!done) return s->error = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "ring: out of host memory");
+    for (size_t i = 0; i < (size_t)n * (columns ? columns : 1); i++) done[i] = -1;
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (r - k - 1 + 2 * n) % n, rb = (sb + n - 1) % n;
+        int last = k == n - 2; /* the final round lands in the receive buffer */
+        size_t col = 0;
+        FOR_CHUNKS(0, block, chunk, off, len) {
+            if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, (size_t)sb * block + off, len, -1);
+            else duet_sched_send(s, right, DUET_BUF_TMP, (size_t)sb * block + off, len, done[sb * (int)columns + (int)col]);
+            done[rb * (int)columns + (int)col] =
+                duet_sched_recv_reduce(s, left, DUET_BUF_SEND, (size_t)rb * block + off, last ? DUET_BUF_RECV : DUET_BUF_TMP,
+                                       last ? off : (size_t)rb * block + off, len, -1);
+            col++;
+        }
+    }
+    free(done);
+    return s->error;
+}

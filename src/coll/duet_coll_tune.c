@@ -13,6 +13,23 @@
 
 const duet_coll_algo_t duet_coll_algos[] = {
     {"ring", DUET_COLL_ALLREDUCE, duet_coll_ring_allreduce},
+    {"tree", DUET_COLL_ALLREDUCE, duet_coll_tree_allreduce},
+    {"dbtree", DUET_COLL_ALLREDUCE, duet_coll_dbtree_allreduce},
+    {"rd", DUET_COLL_ALLREDUCE, duet_coll_rd_allreduce},
+    {"rhd", DUET_COLL_ALLREDUCE, duet_coll_rhd_allreduce},
+    {"oneshot", DUET_COLL_ALLREDUCE, duet_coll_oneshot_allreduce},
+    {"twoshot", DUET_COLL_ALLREDUCE, duet_coll_twoshot_allreduce},
+    {"chain", DUET_COLL_BROADCAST, duet_coll_chain_broadcast},
+    {"tree", DUET_COLL_BROADCAST, duet_coll_tree_broadcast},
+    {"chain", DUET_COLL_REDUCE, duet_coll_chain_reduce},
+    {"tree", DUET_COLL_REDUCE, duet_coll_tree_reduce},
+    {"ring", DUET_COLL_ALLGATHER, duet_coll_ring_allgather},
+    {"rd", DUET_COLL_ALLGATHER, duet_coll_rd_allgather},
+    {"direct", DUET_COLL_ALLGATHER, duet_coll_direct_allgather},
+    {"ring", DUET_COLL_REDUCE_SCATTER, duet_coll_ring_reduce_scatter},
+    {"rhd", DUET_COLL_REDUCE_SCATTER, duet_coll_rhd_reduce_scatter},
+    {"direct", DUET_COLL_REDUCE_SCATTER, duet_coll_direct_reduce_scatter},
+    {"pairwise", DUET_COLL_ALLTOALL, duet_coll_pairwise_alltoall},
 };
 const int duet_coll_nalgos = (int)DUET_ARRAY_LEN(duet_coll_algos);
 
