@@ -11,13 +11,13 @@
 
 typedef enum {
     DUET_COLL_ALLREDUCE, DUET_COLL_BROADCAST, DUET_COLL_REDUCE, DUET_COLL_ALLGATHER,
-    DUET_COLL_REDUCE_SCATTER, DUET_COLL_ALLTOALL, DUET_COLL_KIND_COUNT
+    DUET_COLL_REDUCE_SCATTER, DUET_COLL_ALLTOALL, DUET_COLL_SEND, DUET_COLL_RECV, DUET_COLL_KIND_COUNT
 } duet_coll_kind_t;
 
 /* One collective call, as the algorithms see it. Sizes in bytes of the compute type. */
 typedef struct {
     duet_coll_kind_t kind;
-    int rank, nranks, root;
+    int rank, nranks, root; /* root: the peer of a send / recv */
     size_t count; /* elements: per rank for allgather / reduce-scatter / alltoall blocks */
     size_t elem;  /* bytes per element */
     size_t chunk; /* largest message */
@@ -37,12 +37,40 @@ typedef struct {
     size_t elem;
 } duet_coll_call_t;
 
+/* One operation as the caller made it, and what running it takes (duet_coll_api.c). */
+typedef struct {
+    duet_comm_t comm;
+    duet_coll_kind_t kind;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    duet_datatype_t dt;
+    duet_op_t op;
+    int root; /* or the peer of send / recv */
+    duet_stream_t stream;
+    const char *fn;
+    /* filled by preparation */
+    size_t send_count, recv_count;
+    int writes_recv;
+    float *wide_send, *wide_recv; /* fp16 / bf16 reduce in fp32 */
+    duet_sched_t sched;
+    duet_coll_call_t call;
+} duet_coll_op_t;
+
+/* Groups (duet_coll_group.c): the calling thread's nesting depth, and queuing. */
+int duet_coll_group_depth(void);
+duet_status_t duet_coll_group_add(const duet_coll_op_t *op);
+/* Prepares and runs operations of one communicator as one schedule. */
+duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n);
+
 /* Runs a schedule whose steps name calls[step.call] (duet_coll_exec.c); `what` names the
  * operation in errors. */
 duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
                                 const char *what);
 
 /* ---- algorithms, by file */
+/* duet_coll_p2p.c: a send or a receive, chunked */
+duet_status_t duet_coll_p2p(const duet_coll_args_t *a, duet_sched_t *s);
 /* duet_coll_ring.c */
 duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
 duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s);

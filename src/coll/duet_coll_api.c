@@ -11,8 +11,10 @@
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_tune.h"
 
+void op_release(duet_coll_op_t *o);
+
 static const char *kind_names[DUET_COLL_KIND_COUNT] = {"allreduce", "broadcast", "reduce", "allgather",
-                                                       "reducescatter", "alltoall"};
+                                                       "reducescatter", "alltoall", "send", "recv"};
 
 const char *duet_coll_kind_name(duet_coll_kind_t kind) { return kind_names[kind]; }
 
@@ -42,6 +44,8 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: op %d is not a duet_op_t", fn, (int)op);
     if ((kind == DUET_COLL_BROADCAST || kind == DUET_COLL_REDUCE) && (root < 0 || root >= c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: root %d is out of range [0, %d)", fn, root, c->size);
+    if ((kind == DUET_COLL_SEND || kind == DUET_COLL_RECV) && (root < 0 || root >= c->size || root == c->rank))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)", fn, root, c->size);
     if (stream)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this build has only "
                               "the CPU backend (pass NULL for host buffers)", fn);
@@ -50,34 +54,124 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     if (__builtin_mul_overflow(count, (size_t)c->size, &bytes) ||
         __builtin_mul_overflow(count * (size_t)c->size, duet_datatype_size(dt), &bytes))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements overflow", fn, count);
-    int needs_send = kind != DUET_COLL_BROADCAST || c->rank == root;
-    int needs_recv = kind != DUET_COLL_REDUCE || c->rank == root;
+    int needs_send = kind != DUET_COLL_RECV && (kind != DUET_COLL_BROADCAST || c->rank == root);
+    int needs_recv = kind != DUET_COLL_SEND && (kind != DUET_COLL_REDUCE || c->rank == root);
     if (count && ((needs_send && !sendbuf) || (needs_recv && !recvbuf)))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn, needs_send && !sendbuf ? "sendbuf" : "recvbuf");
     return DUET_OK;
 }
 
-/* Runs `kind` on buffers of the compute type. */
-static duet_status_t run(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, void *recvbuf, size_t count,
-                         duet_datatype_t cdt, duet_op_t op, int root, const char *fn)
+/* Prepares an operation: checks, widening of fp16/bf16, the algorithm and its schedule,
+ * scratch. On error nothing is left allocated. */
+static duet_status_t op_prepare(duet_coll_op_t *o)
 {
-    size_t block = count * duet_datatype_size(cdt);
-    int in_place = kind == DUET_COLL_ALLGATHER        ? sendbuf == (char *)recvbuf + (size_t)c->rank * block
-                 : kind == DUET_COLL_REDUCE_SCATTER ? recvbuf == (const char *)sendbuf + (size_t)c->rank * block
-                                                    : sendbuf == recvbuf;
-    duet_coll_args_t a = {kind, c->rank, c->size, root, count, duet_datatype_size(cdt), c->chan->chunk, in_place};
-    const duet_coll_algo_t *algo;
-    duet_sched_t s;
-    duet_status_t st = duet_coll_tune_pick(c, &a, cdt, &algo, &s);
+    duet_comm_t c = o->comm;
+    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream, o->fn);
     if (st) return st;
-    c->coll_calls++;
-    duet_coll_call_t call = {{(char *)(uintptr_t)sendbuf, recvbuf, NULL}, cdt, op == DUET_AVG ? DUET_SUM : op,
-                             a.elem};
-    if (s.tmp_bytes && !(call.buf[DUET_BUF_TMP] = malloc(s.tmp_bytes)))
-        st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for %zu bytes of scratch", fn, s.tmp_bytes);
-    if (st == DUET_OK) st = duet_coll_execute(c, &s, &call, fn);
-    free(call.buf[DUET_BUF_TMP]);
-    duet_sched_free(&s);
+    if (!reduces(o->kind)) o->op = DUET_SUM;
+    buffer_counts(o->kind, o->count, c->size, &o->send_count, &o->recv_count);
+    o->writes_recv = o->kind != DUET_COLL_REDUCE || c->rank == o->root;
+    duet_datatype_t cdt = o->dt;
+    const void *send = o->sendbuf;
+    void *recv = o->recvbuf;
+    if ((o->dt == DUET_FLOAT16 || o->dt == DUET_BFLOAT16) && reduces(o->kind)) {
+        /* fp16 / bf16: widen, reduce in fp32, round once (op_finish) */
+        cdt = DUET_FLOAT32;
+        o->wide_send = malloc(sizeof(float) * (o->send_count ? o->send_count : 1));
+        o->wide_recv = malloc(sizeof(float) * (o->recv_count ? o->recv_count : 1));
+        if (!o->wide_send || !o->wide_recv) {
+            op_release(o);
+            return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for the fp32 copy", o->fn);
+        }
+        if (o->send_count && send) duet_reduce_to_f32(o->dt, DUET_SUM, o->wide_send, send, o->send_count, 1);
+        send = o->wide_send;
+        recv = o->wide_recv;
+    }
+    size_t es = duet_datatype_size(cdt), block = o->count * es;
+    int in_place = o->kind == DUET_COLL_ALLGATHER        ? send == (char *)recv + (size_t)c->rank * block
+                 : o->kind == DUET_COLL_REDUCE_SCATTER ? recv == (const char *)send + (size_t)c->rank * block
+                                                       : send == recv;
+    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place};
+    if (o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV) {
+        duet_sched_init(&o->sched, c->rank, c->size, es);
+        st = duet_coll_p2p(&a, &o->sched);
+    } else {
+        const duet_coll_algo_t *algo;
+        st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched);
+    }
+    o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es};
+    if (st == DUET_OK && o->sched.tmp_bytes && !(o->call.buf[DUET_BUF_TMP] = malloc(o->sched.tmp_bytes)))
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for %zu bytes of scratch", o->fn,
+                       o->sched.tmp_bytes);
+    if (st) op_release(o);
+    return st;
+}
+
+/* After the schedule ran: the average's division, rounding back to fp16/bf16. */
+static void op_finish(duet_coll_op_t *o)
+{
+    if (o->writes_recv && o->recv_count && o->op == DUET_AVG) {
+        if (o->wide_recv) duet_reduce_finish_avg_f32(o->wide_recv, o->recv_count, o->comm->size);
+        else duet_reduce_finish_avg(o->dt, o->recvbuf, o->recv_count, o->comm->size);
+    }
+    if (o->wide_recv && o->writes_recv && o->recv_count) duet_f32_to_dtype(o->dt, o->recvbuf, o->wide_recv, o->recv_count);
+}
+
+void op_release(duet_coll_op_t *o)
+{
+    free(o->wide_send);
+    free(o->wide_recv);
+    free(o->call.buf[DUET_BUF_TMP]);
+    duet_sched_free(&o->sched);
+    o->wide_send = o->wide_recv = NULL;
+    o->call.buf[DUET_BUF_TMP] = NULL;
+}
+
+/* One operation now, or queued when a group is open. */
+static duet_status_t submit(duet_coll_op_t *o)
+{
+    if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
+        duet_status_t st = check_args(o->comm, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
+                                      o->stream, o->fn);
+        return st ? st : duet_coll_group_add(o);
+    }
+    duet_status_t st = op_prepare(o);
+    if (st) return duet_error_wrap(st, o->fn);
+    o->comm->coll_calls++;
+    st = duet_coll_execute(o->comm, &o->sched, &o->call, o->fn);
+    if (st == DUET_OK) op_finish(o);
+    op_release(o);
+    return st ? duet_error_wrap(st, o->fn) : DUET_OK;
+}
+
+/* Runs prepared-to-be operations of one communicator as a single schedule. */
+duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)
+{
+    if (n > 256)
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "duet_group_end: %d operations on one communicator in a "
+                         "group; at most 256 are supported", n);
+    duet_status_t st = DUET_OK;
+    int prepared = 0;
+    duet_coll_call_t *calls = malloc(sizeof *calls * (size_t)(n ? n : 1));
+    duet_sched_t all;
+    duet_sched_init(&all, ops[0].comm->rank, ops[0].comm->size, 1);
+    if (!calls) st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
+    for (; st == DUET_OK && prepared < n; prepared++) {
+        if ((st = op_prepare(&ops[prepared]))) {
+            duet_error_wrap(st, ops[prepared].fn);
+            break;
+        }
+        calls[prepared] = ops[prepared].call;
+        st = duet_sched_append(&all, &ops[prepared].sched, prepared);
+    }
+    if (st == DUET_OK) {
+        ops[0].comm->coll_calls += (uint64_t)n;
+        st = duet_coll_execute(ops[0].comm, &all, calls, "a group");
+        for (int i = 0; st == DUET_OK && i < n; i++) op_finish(&ops[i]);
+    }
+    for (int i = 0; i < prepared; i++) op_release(&ops[i]);
+    duet_sched_free(&all);
+    free(calls);
     return st;
 }
 
@@ -85,34 +179,9 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
                                 size_t count, duet_datatype_t dt, duet_op_t op, int root, duet_stream_t stream,
                                 const char *fn)
 {
-    duet_status_t st = check_args(c, kind, sendbuf, recvbuf, count, dt, op, root, stream, fn);
-    if (st) return st;
-    if (!reduces(kind)) op = DUET_SUM;
-    size_t sc, rc;
-    buffer_counts(kind, count, c->size, &sc, &rc);
-    int writes_recv = kind != DUET_COLL_REDUCE || c->rank == root;
-    int half = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
-    if (!half || !reduces(kind)) {
-        st = run(c, kind, sendbuf, recvbuf, count, dt, op, root, fn);
-        if (st == DUET_OK && op == DUET_AVG && writes_recv) duet_reduce_finish_avg(dt, recvbuf, rc, c->size);
-        return st ? duet_error_wrap(st, fn) : DUET_OK;
-    }
-    /* fp16 / bf16: widen, reduce in fp32, round once */
-    float *wide_send = malloc(sizeof(float) * (sc ? sc : 1)), *wide_recv = malloc(sizeof(float) * (rc ? rc : 1));
-    if (!wide_send || !wide_recv) {
-        free(wide_send);
-        free(wide_recv);
-        return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for the fp32 copy", fn);
-    }
-    if (sc) duet_reduce_to_f32(dt, DUET_SUM, wide_send, sendbuf, sc, 1);
-    st = run(c, kind, wide_send, wide_recv, count, DUET_FLOAT32, op, root, fn);
-    if (st == DUET_OK && writes_recv && rc) {
-        if (op == DUET_AVG) duet_reduce_finish_avg_f32(wide_recv, rc, c->size);
-        duet_f32_to_dtype(dt, recvbuf, wide_recv, rc);
-    }
-    free(wide_send);
-    free(wide_recv);
-    return st ? duet_error_wrap(st, fn) : DUET_OK;
+    duet_coll_op_t o = {.comm = c, .kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
+                        .op = op, .root = root, .stream = stream, .fn = fn};
+    return submit(&o);
 }
 
 duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,
@@ -153,4 +222,16 @@ duet_status_t duet_alltoall(const void *sendbuf, void *recvbuf, size_t count, du
 {
     return collective(comm, DUET_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, DUET_SUM, 0, stream,
                       "duet_alltoall");
+}
+
+duet_status_t duet_send(const void *sendbuf, size_t count, duet_datatype_t dt, int peer, duet_comm_t comm,
+                        duet_stream_t stream)
+{
+    return collective(comm, DUET_COLL_SEND, sendbuf, NULL, count, dt, DUET_SUM, peer, stream, "duet_send");
+}
+
+duet_status_t duet_recv(void *recvbuf, size_t count, duet_datatype_t dt, int peer, duet_comm_t comm,
+                        duet_stream_t stream)
+{
+    return collective(comm, DUET_COLL_RECV, NULL, recvbuf, count, dt, DUET_SUM, peer, stream, "duet_recv");
 }

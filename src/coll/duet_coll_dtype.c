@@ -5,6 +5,16 @@
  * the switch on (type, op) runs once per call, the loop body is one inlined element helper,
  * which the compiler turns into vector code. The math itself lives in the header, shared
  * with the CUDA executor.
+ *
+ * On x86-64 two things make the loops faster without changing a bit of their results:
+ *   - each loop is also compiled for AVX2 and picked when the library loads (target_clones);
+ *     it is the same C code, without FMA (none of the loops has an a * b + c to fuse);
+ *   - fp16 goes through F16C's conversion instructions when the CPU has them, block by block
+ *     (fp16 -> fp32, the fp32 loop, fp32 -> fp16). F16C converts exactly as the portable
+ *     helpers do, NaNs included (test_coll_reduce compares the two paths, and all 2^32
+ *     floats were compared once when this was written).
+ * Measured (2-core AMD EPYC VM, gcc 12 -O2): float32 sum of 64 MiB at memory speed, about
+ * as fast as memcpy; fp16 sum 4-5x faster with F16C than the portable AVX2 loop.
  */
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -32,6 +42,23 @@
 #define DUET_IVDEP_ _Pragma("GCC ivdep")
 #else
 #define DUET_IVDEP_
+#endif
+
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define DUET_CLONES_ __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef DUET_CLONES_
+#define DUET_CLONES_
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define DUET_F16C_ 1
+#else
+#define DUET_F16C_ 0
 #endif
 
 /* ------------------------------------------------------------------------------- names */
@@ -116,9 +143,37 @@ int duet_op_parse(const char *name, duet_op_t *out)
     return -1;
 }
 
+/* ------------------------------------------------------------------------------- fast-path switch */
+static int fast_paths = 1;
+
+int duet_reduce_fast_paths(int enable)
+{
+    int prev = fast_paths;
+    fast_paths = enable != 0;
+    return prev;
+}
+
+/* F16C with AVX usable (the OS saves the YMM registers: __builtin_cpu_supports checks that).
+ * Looked up once: CPUID traps to the hypervisor in a VM, microseconds each. */
+static int use_f16c(void)
+{
+#if DUET_F16C_
+    static _Atomic int has = -1; /* unknown yet; a race only repeats the look-up */
+    int v = atomic_load_explicit(&has, memory_order_relaxed);
+    if (DUET_UNLIKELY(v < 0)) {
+        unsigned a, b, c, d;
+        v = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        atomic_store_explicit(&has, v, memory_order_relaxed);
+    }
+    return fast_paths && v;
+#else
+    return 0;
+#endif
+}
+
 /* ------------------------------------------------------------------------------- a op b */
 #define DUET_RED_LOOP_(op, name, T)                                                            \
-    static void red_##op##_##name(T *d, const T *a, const T *b, size_t n)                      \
+    DUET_CLONES_ static void red_##op##_##name(T *d, const T *a, const T *b, size_t n)         \
     {                                                                                          \
         DUET_IVDEP_                                                                            \
         for (size_t i = 0; i < n; i++) d[i] = duet_##op##_##name(a[i], b[i]);                 \
@@ -130,9 +185,60 @@ DUET_DTYPE_TABLE(DUET_RED_LOOPS_)
 #undef DUET_RED_LOOPS_
 #undef DUET_RED_LOOP_
 
+/* ------------------------------------------------------------------------------- F16C
+ * Blocks of 512 elements: the fp32 copies (2 KiB each) stay in L1 between the passes. */
+#define DUET_BLOCK_ 512
+
+#if DUET_F16C_
+__attribute__((target("avx,f16c"))) static void f16c_load(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+    for (; i < n; i++) out[i] = duet_f16_to_f32(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void f16c_store(uint16_t *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) out[i] = duet_f32_to_f16(in[i]);
+}
+#else /* never called: use_f16c() is 0 */
+static void f16c_load(float *out, const uint16_t *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = duet_f16_to_f32(in[i]);
+}
+static void f16c_store(uint16_t *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = duet_f32_to_f16(in[i]);
+}
+#endif
+
+/* d = a op b on fp16: a block of each input is read before the block of d is written, so
+ * d == a or d == b is fine. */
+static void red_half_f16c(duet_op_t op, uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n)
+{
+    float x[DUET_BLOCK_], y[DUET_BLOCK_];
+    for (size_t i = 0; i < n; i += DUET_BLOCK_) {
+        size_t m = n - i < DUET_BLOCK_ ? n - i : DUET_BLOCK_;
+        f16c_load(x, a + i, m);
+        f16c_load(y, b + i, m);
+        duet_reduce_op(DUET_FLOAT32, op, x, x, y, m);
+        f16c_store(d + i, x, m);
+    }
+}
+
 void duet_reduce_op(duet_datatype_t dt, duet_op_t op, void *dst, const void *a, const void *b,
                     size_t count)
 {
+    if ((unsigned)op >= DUET_OP_COUNT) return;
+    if (dt == DUET_FLOAT16 && use_f16c()) {
+        red_half_f16c(op, dst, a, b, count);
+        return;
+    }
     switch (dt) {
 #define DUET_RED_CASE_(E, name, T, size, is_float)                                             \
     case E:                                                                                    \
@@ -159,13 +265,13 @@ static inline float duet_load_f32_(float x) { return x; }
     X(DUET_FLOAT32, float, float, duet_load_f32_)
 
 #define DUET_ACC_LOOP_(op, name, T, LOAD)                                                      \
-    static void acc_##op##_##name(float *acc, const T *in, size_t n)                           \
+    DUET_CLONES_ static void acc_##op##_##name(float *acc, const T *in, size_t n)              \
     {                                                                                          \
         DUET_IVDEP_                                                                            \
         for (size_t i = 0; i < n; i++) acc[i] = duet_##op##_float(acc[i], LOAD(in[i]));       \
     }
 #define DUET_ACC_LOOPS_(E, name, T, LOAD)                                                      \
-    static void acc_first_##name(float *acc, const T *in, size_t n)                            \
+    DUET_CLONES_ static void acc_first_##name(float *acc, const T *in, size_t n)               \
     {                                                                                          \
         DUET_IVDEP_                                                                            \
         for (size_t i = 0; i < n; i++) acc[i] = LOAD(in[i]);                                   \
@@ -176,9 +282,25 @@ DUET_ACC_TABLE_(DUET_ACC_LOOPS_)
 #undef DUET_ACC_LOOPS_
 #undef DUET_ACC_LOOP_
 
+static void acc_half_f16c(duet_op_t op, float *acc, const uint16_t *in, size_t n)
+{
+    float x[DUET_BLOCK_];
+    for (size_t i = 0; i < n; i += DUET_BLOCK_) {
+        size_t m = n - i < DUET_BLOCK_ ? n - i : DUET_BLOCK_;
+        f16c_load(x, in + i, m);
+        duet_reduce_to_f32(DUET_FLOAT32, op, acc + i, x, m, 0);
+    }
+}
+
 void duet_reduce_to_f32(duet_datatype_t dt, duet_op_t op, float *acc, const void *in, size_t count,
                         int first)
 {
+    if ((unsigned)op >= DUET_OP_COUNT) return;
+    if (dt == DUET_FLOAT16 && use_f16c()) {
+        if (first) f16c_load(acc, in, count);
+        else acc_half_f16c(op, acc, in, count);
+        return;
+    }
     switch (dt) {
 #define DUET_ACC_CASE_(E, name, T, LOAD)                                                       \
     case E:                                                                                    \
@@ -200,13 +322,13 @@ void duet_reduce_to_f32(duet_datatype_t dt, duet_op_t op, float *acc, const void
     }
 }
 
-static void store_half(uint16_t *out, const float *acc, size_t n)
+DUET_CLONES_ static void store_half(uint16_t *out, const float *acc, size_t n)
 {
     DUET_IVDEP_
     for (size_t i = 0; i < n; i++) out[i] = duet_f32_to_f16(acc[i]);
 }
 
-static void store_bfloat16(uint16_t *out, const float *acc, size_t n)
+DUET_CLONES_ static void store_bfloat16(uint16_t *out, const float *acc, size_t n)
 {
     DUET_IVDEP_
     for (size_t i = 0; i < n; i++) out[i] = duet_f32_to_bf16(acc[i]);
@@ -215,7 +337,10 @@ static void store_bfloat16(uint16_t *out, const float *acc, size_t n)
 void duet_f32_to_dtype(duet_datatype_t dt, void *out, const float *acc, size_t count)
 {
     switch (dt) {
-    case DUET_FLOAT16: store_half(out, acc, count); return;
+    case DUET_FLOAT16:
+        if (use_f16c()) f16c_store(out, acc, count);
+        else store_half(out, acc, count);
+        return;
     case DUET_BFLOAT16: store_bfloat16(out, acc, count); return;
     case DUET_FLOAT32:
         if (out != (const void *)acc && count) memcpy(out, acc, count * sizeof(float));
@@ -252,9 +377,24 @@ static inline double avg_div_double(double x, int n) { return x / (double)n; }
 DUET_DTYPE_TABLE(DUET_AVG_LOOP_)
 #undef DUET_AVG_LOOP_
 
+static void avg_half_f16c(uint16_t *buf, size_t n, int nranks)
+{
+    float x[DUET_BLOCK_];
+    for (size_t i = 0; i < n; i += DUET_BLOCK_) {
+        size_t m = n - i < DUET_BLOCK_ ? n - i : DUET_BLOCK_;
+        f16c_load(x, buf + i, m);
+        duet_reduce_finish_avg_f32(x, m, nranks);
+        f16c_store(buf + i, x, m);
+    }
+}
+
 void duet_reduce_finish_avg(duet_datatype_t dt, void *buf, size_t count, int nranks)
 {
     if (nranks < 1) return;
+    if (dt == DUET_FLOAT16 && use_f16c()) {
+        avg_half_f16c(buf, count, nranks);
+        return;
+    }
     switch (dt) {
 #define DUET_AVG_CASE_(E, name, T, size, is_float) \
     case E: avg_##name(buf, count, nranks); return;

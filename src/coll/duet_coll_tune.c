@@ -8,6 +8,7 @@
  * transport), and the cheapest wins. DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_tune.h"
 
@@ -68,48 +69,93 @@ static double model_cost(const duet_sched_t *s, double alpha_us, double beta_us_
     return msgs * alpha_us + bytes * beta_us_per_byte;
 }
 
+/* The model's cost of an algorithm for this call: the largest per-rank cost over the
+ * ranks (all of them up to 16, else a fixed sample), so every rank computes the same
+ * number and picks the same algorithm. */
+static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, double *cost)
+{
+    int sample[6] = {0, 1, 2, a->nranks / 2, a->nranks - 2, a->nranks - 1}, nsample = 6;
+    int all = a->nranks <= 16;
+    *cost = 0;
+    for (int i = 0; i < (all ? a->nranks : nsample); i++) {
+        duet_coll_args_t ra = *a;
+        ra.rank = all ? i : sample[i];
+        if (ra.rank < 0 || ra.rank >= a->nranks) continue;
+        duet_sched_t s;
+        duet_sched_init(&s, ra.rank, ra.nranks, ra.elem);
+        duet_status_t st = al->build(&ra, &s);
+        double c = st == DUET_OK ? model_cost(&s, 0.5, 1.0 / 8000.0) : 0;
+        duet_sched_free(&s);
+        if (st) return st;
+        if (c > *cost) *cost = c;
+    }
+    return DUET_OK;
+}
+
+/* Decisions already taken on this communicator, by call shape. */
+#define TUNE_CACHE 64
+struct duet_coll_tune_cache {
+    struct {
+        uint64_t key1, key2;
+        int algo; /* index in duet_coll_algos, -1: empty */
+    } e[TUNE_CACHE];
+};
+
+void duet_coll_tune_free(duet_comm_t c)
+{
+    free(c->tune);
+    c->tune = NULL;
+}
+
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                   const duet_coll_algo_t **algo, duet_sched_t *sched)
 {
-    char forced[64];
-    forced_name(a->kind, forced, sizeof forced);
     const char *kname = duet_coll_kind_name(a->kind);
+    uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
+                    ((uint64_t)a->in_place << 16) | (uint64_t)a->elem;
+    size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
+    if (!c->tune && (c->tune = malloc(sizeof *c->tune)))
+        for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
     const duet_coll_algo_t *best = NULL;
-    double best_cost = 0;
-    char line[512];
-    int used = snprintf(line, sizeof line, "%s %zu bytes %s:", kname, a->count * a->elem, duet_dtype_name(dt));
-    for (int i = 0; i < duet_coll_nalgos; i++) {
-        const duet_coll_algo_t *al = &duet_coll_algos[i];
-        if (al->kind != a->kind) continue;
-        if (forced[0] && strcmp(forced, al->name) != 0) continue;
-        duet_sched_t s;
-        duet_sched_init(&s, a->rank, a->nranks, a->elem);
-        duet_status_t st = al->build(a, &s);
-        if (st == DUET_OK) {
-            double cost = model_cost(&s, 0.5, 1.0 / 8000.0);
+    if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2)
+        best = &duet_coll_algos[c->tune->e[slot].algo];
+    if (!best) {
+        char forced[64];
+        forced_name(a->kind, forced, sizeof forced);
+        double best_cost = 0;
+        char line[512];
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks:", kname, a->count * a->elem,
+                            duet_dtype_name(dt), a->nranks);
+        for (int i = 0; i < duet_coll_nalgos; i++) {
+            const duet_coll_algo_t *al = &duet_coll_algos[i];
+            if (al->kind != a->kind || (forced[0] && strcmp(forced, al->name) != 0)) continue;
+            double cost;
+            duet_status_t st = algo_cost(al, a, &cost);
+            if (st != DUET_OK) {
+                if (forced[0])
+                    return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run "
+                                     "it: %s", forced, kname, duet_last_error());
+                continue;
+            }
             if (used < (int)sizeof line)
                 used += snprintf(line + used, sizeof line - (size_t)used, " %s=%.2fus", al->name, cost);
             if (!best || cost < best_cost) {
-                if (best) duet_sched_free(sched);
                 best = al;
                 best_cost = cost;
-                *sched = s; /* kept: the caller runs it */
-                continue;
             }
-        } else if (forced[0]) {
-            duet_sched_free(&s);
-            return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run it: %s",
-                             forced, kname, duet_last_error());
         }
-        duet_sched_free(&s);
+        if (!best) {
+            if (forced[0])
+                return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces \"%s\" for %s: no such "
+                                 "algorithm for this collective", forced, kname);
+            return DUET_FAIL(DUET_ERR_INTERNAL, TUNE, "no algorithm can run %s", kname);
+        }
+        DUET_LOG(INFO, TUNE, "%s -> %s%s", line, best->name, forced[0] ? " (forced by DUET_ALGO)" : "");
+        if (c->tune) c->tune->e[slot] = (typeof(c->tune->e[0])){key1, key2, (int)(best - duet_coll_algos)};
     }
-    if (!best) {
-        if (forced[0])
-            return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces \"%s\" for %s: no such algorithm "
-                             "for this collective", forced, kname);
-        return DUET_FAIL(DUET_ERR_INTERNAL, TUNE, "no algorithm can run %s", kname);
-    }
-    DUET_LOG(INFO, TUNE, "%s -> %s%s", line, best->name, forced[0] ? " (forced by DUET_ALGO)" : "");
+    duet_sched_init(sched, a->rank, a->nranks, a->elem);
+    duet_status_t st = best->build(a, sched);
+    if (st) duet_sched_free(sched);
     *algo = best;
-    return DUET_OK;
+    return st;
 }

@@ -18,6 +18,9 @@ extern const int duet_coll_nalgos;
 
 const char *duet_coll_kind_name(duet_coll_kind_t kind);
 
+/* Forgets a communicator's cached decisions (at its destruction). */
+void duet_coll_tune_free(duet_comm_t c);
+
 /* The algorithm for this call: the one DUET_ALGO forces (an error if it cannot run this
  * call), else the cheapest by the alpha-beta model; *sched receives its schedule for this
  * rank (the caller frees it). */

@@ -23,6 +23,7 @@ struct duet_comm {
     char tag[64];          /* names this communicator's shared-memory segments */
     struct duet_coll_chan *chan; /* collective channels to every member */
     uint64_t coll_calls;   /* collectives started on this communicator */
+    struct duet_coll_tune_cache *tune; /* the tuner's decisions so far */
 };
 
 #define DUET_COMM_MAGIC 0x4455455443304d4dull

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/duet_comm.h"
-#include "coll/duet_coll_chan.h"
+#include "coll/duet_coll_tune.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
@@ -191,6 +191,7 @@ static duet_status_t comm_free(duet_comm_t c)
         c->heap->slots_used &= ~(1ull << c->slot);
     }
     duet_coll_chan_destroy(c, c->chan);
+    duet_coll_tune_free(c);
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     c->magic = 0;

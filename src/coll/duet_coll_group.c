@@ -1,0 +1,66 @@
+/*
+ * Groups: duet_group_start() / duet_group_end() bracket calls that run together.
+ *
+ * Per thread: a nesting depth and a queue of operations. The outermost end prepares every
+ * queued operation and runs those of each communicator as one schedule (their steps
+ * interleave in the executor), communicators one after another in the order they first
+ * appeared. The first error is returned; every queued operation is released either way.
+ */
+#include <stdlib.h>
+#include "coll/duet_coll.h"
+
+static _Thread_local int depth;
+static _Thread_local duet_coll_op_t *queue;
+static _Thread_local int queued, capacity;
+static _Thread_local duet_status_t deferred; /* an error while queuing, reported at the end */
+
+int duet_coll_group_depth(void) { return depth; }
+
+duet_status_t duet_group_start(void)
+{
+    depth++;
+    return DUET_OK;
+}
+
+duet_status_t duet_coll_group_add(const duet_coll_op_t *op)
+{
+    if (queued == capacity) {
+        int cap = capacity ? 2 * capacity : 16;
+        duet_coll_op_t *q = realloc(queue, sizeof *q * (size_t)cap);
+        if (!q) {
+            if (!deferred) deferred = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "group: out of host memory");
+            return deferred;
+        }
+        queue = q;
+        capacity = cap;
+    }
+    queue[queued++] = *op;
+    return DUET_OK;
+}
+
+duet_status_t duet_group_end(void)
+{
+    if (depth == 0)
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: no group is open (duet_group_start first)");
+    if (--depth > 0) return DUET_OK;
+    duet_status_t st = deferred;
+    /* stable partition by communicator: ops of the first communicator, then the next ... */
+    for (int i = 0; i < queued && st == DUET_OK;) {
+        duet_comm_t c = queue[i].comm;
+        int j = i;
+        for (int k = i; k < queued; k++) {
+            if (queue[k].comm != c) continue;
+            duet_coll_op_t t = queue[k];
+            for (int m = k; m > j; m--) queue[m] = queue[m - 1];
+            queue[j++] = t;
+        }
+        st = duet_coll_run_fused(queue + i, j - i);
+        i = j;
+    }
+    queued = 0;
+    deferred = DUET_OK;
+    free(queue);
+    queue = NULL;
+    capacity = 0;
+    return st;
+}
