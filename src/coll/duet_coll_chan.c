@@ -51,7 +51,14 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
     int rc = duet_alloc_take(c->heap->zone, ch->block_bytes, 4096, &ch->block_off);
     pthread_mutex_unlock(&c->heap->lock);
     chan_info_t mine = {ch->block_off, ch->chunk, ch->slots, rc == 0};
-    if (rc == 0) memset(block_of(c, c->rank, ch->block_off), 0, ch->block_bytes);
+    if (rc == 0) { /* zero what is read before written: acked lines and slot headers (the
+                      * zone is sparse memory; data areas are touched only when used) */
+        char *block = block_of(c, c->rank, ch->block_off);
+        memset(block, 0, (size_t)n * sizeof(duet_chan_line_t));
+        for (int from = 0; from < n; from++)
+            for (uint64_t m = 1; m <= (uint64_t)ch->slots; m++)
+                memset(inbox_slot(ch, block, n, from, m), 0, sizeof(duet_chan_slot_t));
+    }
     /* the exchange is also the barrier: nobody writes into a block before it is zeroed */
     st = duet_boot_allgather(&c->boot, &mine, all, sizeof mine);
     for (int r = 0; st == DUET_OK && r < n; r++) {

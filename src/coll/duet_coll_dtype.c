@@ -13,8 +13,9 @@
  *     (fp16 -> fp32, the fp32 loop, fp32 -> fp16). F16C converts exactly as the portable
  *     helpers do, NaNs included (test_coll_reduce compares the two paths, and all 2^32
  *     floats were compared once when this was written).
- * Measured (2-core AMD EPYC VM, gcc 12 -O2): float32 sum of 64 MiB at memory speed, about
- * as fast as memcpy; fp16 sum 4-5x faster with F16C than the portable AVX2 loop.
+ * Measured (2-core AMD EPYC VM, gcc 12 -O2, 2026-11-29): float32 sum of 64 MiB at memory
+ * speed (d = a + b 7.9 GB/s per buffer, the traffic of a 10.9 GB/s memcpy); in cache, fp16 ->
+ * fp32 accumulate 26 GB/s with F16C against 8 portable, fp32 -> fp16 39 against 5.
  */
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -10,7 +10,7 @@
  *   - Integers: SUM and PROD wrap modulo 2^n (computed in the unsigned type: no UB).
  *   - Floats: IEEE arithmetic in the element type, round to nearest even.
  *     fp16 / bf16 by duet_reduce_op: converted to fp32, combined, rounded back after each
- *     pairwise op (correctly rounded: fp32 has more than 2p+2 bits for both). The executor
+ *     pairwise op (correctly rounded: fp32 has at least 2p+2 bits for both). The executor
  *     prefers duet_reduce_to_f32 + duet_f32_to_dtype, which round once, at the end, as the
  *     public API documents.
  *   - MIN / MAX on floats: NaN propagates (if either input is NaN the result is a NaN — unlike

@@ -73,8 +73,9 @@ void duet_log_set_rank(int rank);
       "a leading ^ excludes the listed ones")                                                    \
     X(DEBUG_FILE, debug_file, STR, "", "Log to this file instead of stderr; %h = host, %p = pid")\
     X(SYMMETRIC_SIZE, symmetric_size, SIZE, "256M", "Symmetric heap bytes per rank")            \
-    X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "64M",                                             \
-      "Bytes per rank for collective channels (apart from the symmetric heap)")                \
+    X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "1G",                                              \
+      "Address space per rank for collective channels, apart from the symmetric heap (memory "  \
+      "is used only as channels touch it)")                                                     \
     X(COLL_CHUNK, coll_chunk, SIZE, "128K",                                                      \
       "Largest message of a collective channel: the pipelining unit")                           \
     X(COLL_SLOTS, coll_slots, INT, "4", "Messages in flight per channel (each of COLL_CHUNK)")   \
