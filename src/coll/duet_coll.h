@@ -53,7 +53,8 @@ typedef struct {
     size_t send_count, recv_count;
     int writes_recv;
     float *wide_send, *wide_recv; /* fp16 / bf16 reduce in fp32 */
-    duet_sched_t sched;
+    duet_sched_t sched;       /* built for this call (or empty) */
+    const duet_sched_t *plan; /* what runs: &sched, or a cached schedule (see the tuner) */
     duet_coll_call_t call;
 } duet_coll_op_t;
 

@@ -95,14 +95,15 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     if (o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV) {
         duet_sched_init(&o->sched, c->rank, c->size, es);
         st = duet_coll_p2p(&a, &o->sched);
+        o->plan = &o->sched;
     } else {
         const duet_coll_algo_t *algo;
-        st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched);
+        st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched, &o->plan);
     }
     o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es};
-    if (st == DUET_OK && o->sched.tmp_bytes && !(o->call.buf[DUET_BUF_TMP] = malloc(o->sched.tmp_bytes)))
+    if (st == DUET_OK && o->plan->tmp_bytes && !(o->call.buf[DUET_BUF_TMP] = malloc(o->plan->tmp_bytes)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for %zu bytes of scratch", o->fn,
-                       o->sched.tmp_bytes);
+                       o->plan->tmp_bytes);
     if (st) op_release(o);
     return st;
 }
@@ -138,7 +139,7 @@ static duet_status_t submit(duet_coll_op_t *o)
     duet_status_t st = op_prepare(o);
     if (st) return duet_error_wrap(st, o->fn);
     o->comm->coll_calls++;
-    st = duet_coll_execute(o->comm, &o->sched, &o->call, o->fn);
+    st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn);
     if (st == DUET_OK) op_finish(o);
     op_release(o);
     return st ? duet_error_wrap(st, o->fn) : DUET_OK;
@@ -162,7 +163,7 @@ duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)
             break;
         }
         calls[prepared] = ops[prepared].call;
-        st = duet_sched_append(&all, &ops[prepared].sched, prepared);
+        st = duet_sched_append(&all, ops[prepared].plan, prepared); /* copied before the next pick */
     }
     if (st == DUET_OK) {
         ops[0].comm->coll_calls += (uint64_t)n;

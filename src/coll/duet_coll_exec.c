@@ -58,13 +58,18 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
     if (s->nsteps == 0) return DUET_OK;
     exec_t x = {c, s, calls, NULL, NULL, NULL};
     duet_status_t st = DUET_OK;
-    x.done = calloc((size_t)s->nsteps, 1);
-    x.send_blocked = calloc((size_t)c->size, sizeof *x.send_blocked);
-    x.recv_blocked = calloc((size_t)c->size, sizeof *x.recv_blocked);
-    if (!x.done || !x.send_blocked || !x.recv_blocked) {
-        st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", what);
-        goto out;
+    /* bookkeeping lives in the communicator's reusable buffer: no allocation per call */
+    size_t fifo_bytes = sizeof(uint32_t) * (size_t)c->size, need = 2 * fifo_bytes + (size_t)s->nsteps;
+    if (need > c->exec_mem_bytes) {
+        void *mem = realloc(c->exec_mem, need);
+        if (!mem) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", what);
+        c->exec_mem = mem;
+        c->exec_mem_bytes = need;
     }
+    memset(c->exec_mem, 0, need);
+    x.send_blocked = c->exec_mem;
+    x.recv_blocked = (uint32_t *)(void *)((char *)c->exec_mem + fifo_bytes);
+    x.done = (uint8_t *)c->exec_mem + 2 * fifo_bytes;
     int first = 0, blocked_step = 0;
     uint32_t sweep = 0;
     duet_waiter_t w;
@@ -106,8 +111,5 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         if ((st = duet_waiter_turn(&w))) goto out;
     }
 out:
-    free(x.done);
-    free(x.send_blocked);
-    free(x.recv_blocked);
     return st;
 }

@@ -94,31 +94,41 @@ static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_
 
 /* Decisions already taken on this communicator, by call shape. */
 #define TUNE_CACHE 64
+#define CACHED_STEPS_MAX 4096 /* schedules up to this size are kept for reuse */
 struct duet_coll_tune_cache {
     struct {
         uint64_t key1, key2;
-        int algo; /* index in duet_coll_algos, -1: empty */
+        int algo;           /* index in duet_coll_algos, -1: empty */
+        duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
     } e[TUNE_CACHE];
 };
 
 void duet_coll_tune_free(duet_comm_t c)
 {
+    if (c->tune)
+        for (int i = 0; i < TUNE_CACHE; i++) duet_sched_free(&c->tune->e[i].sched);
     free(c->tune);
     c->tune = NULL;
 }
 
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
-                                  const duet_coll_algo_t **algo, duet_sched_t *sched)
+                                  const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan)
 {
     const char *kname = duet_coll_kind_name(a->kind);
     uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
                     ((uint64_t)a->in_place << 16) | (uint64_t)a->elem;
     size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
-    if (!c->tune && (c->tune = malloc(sizeof *c->tune)))
+    if (!c->tune && (c->tune = calloc(1, sizeof *c->tune)))
         for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
     const duet_coll_algo_t *best = NULL;
-    if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2)
+    if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
         best = &duet_coll_algos[c->tune->e[slot].algo];
+        if (c->tune->e[slot].sched.nsteps) { /* the same call again: run the same schedule */
+            *algo = best;
+            *plan = &c->tune->e[slot].sched;
+            return DUET_OK;
+        }
+    }
     if (!best) {
         char forced[64];
         forced_name(a->kind, forced, sizeof forced);
@@ -151,11 +161,25 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             return DUET_FAIL(DUET_ERR_INTERNAL, TUNE, "no algorithm can run %s", kname);
         }
         DUET_LOG(INFO, TUNE, "%s -> %s%s", line, best->name, forced[0] ? " (forced by DUET_ALGO)" : "");
-        if (c->tune) c->tune->e[slot] = (typeof(c->tune->e[0])){key1, key2, (int)(best - duet_coll_algos)};
     }
     duet_sched_init(sched, a->rank, a->nranks, a->elem);
     duet_status_t st = best->build(a, sched);
-    if (st) duet_sched_free(sched);
     *algo = best;
-    return st;
+    *plan = sched;
+    if (st) {
+        duet_sched_free(sched);
+        return st;
+    }
+    if (c->tune) { /* remember the decision, and a small schedule itself (the cache owns it) */
+        duet_sched_free(&c->tune->e[slot].sched);
+        c->tune->e[slot].key1 = key1;
+        c->tune->e[slot].key2 = key2;
+        c->tune->e[slot].algo = (int)(best - duet_coll_algos);
+        if (sched->nsteps > 0 && sched->nsteps <= CACHED_STEPS_MAX) {
+            c->tune->e[slot].sched = *sched;
+            duet_sched_init(sched, a->rank, a->nranks, a->elem); /* ownership moved */
+            *plan = &c->tune->e[slot].sched;
+        }
+    }
+    return DUET_OK;
 }

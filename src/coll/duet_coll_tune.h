@@ -22,9 +22,11 @@ const char *duet_coll_kind_name(duet_coll_kind_t kind);
 void duet_coll_tune_free(duet_comm_t c);
 
 /* The algorithm for this call: the one DUET_ALGO forces (an error if it cannot run this
- * call), else the cheapest by the alpha-beta model; *sched receives its schedule for this
- * rank (the caller frees it). */
+ * call), else the cheapest by the alpha-beta model; decisions are cached per call shape.
+ * *plan is this rank's schedule: either *sched (built now; the caller frees it) or one the
+ * communicator's cache keeps from an earlier identical call — valid until the next pick on
+ * this communicator, so run (or copy) it before picking again. */
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
-                                  const duet_coll_algo_t **algo, duet_sched_t *sched);
+                                  const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan);
 
 #endif

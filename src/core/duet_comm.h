@@ -24,6 +24,8 @@ struct duet_comm {
     struct duet_coll_chan *chan; /* collective channels to every member */
     uint64_t coll_calls;   /* collectives started on this communicator */
     struct duet_coll_tune_cache *tune; /* the tuner's decisions so far */
+    void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
+    size_t exec_mem_bytes;
 };
 
 #define DUET_COMM_MAGIC 0x4455455443304d4dull

@@ -192,6 +192,7 @@ static duet_status_t comm_free(duet_comm_t c)
     }
     duet_coll_chan_destroy(c, c->chan);
     duet_coll_tune_free(c);
+    free(c->exec_mem);
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     c->magic = 0;
