@@ -16,10 +16,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "duet_test.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,21 +35,10 @@
 
 static int my_rank = -1;
 
-static _Noreturn __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "env_check rank %d: FAIL: ", my_rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
 static const char *need(const char *name)
 {
     const char *v = getenv(name);
-    if (!v) fail("%s is not set", name);
+    if (!v) FATAL("%s is not set", name);
     return v;
 }
 
@@ -57,17 +47,18 @@ static long need_int(const char *name)
     const char *v = need(name);
     char *end;
     long n = strtol(v, &end, 10);
-    if (end == v || *end) fail("%s=\"%s\" is not a number", name, v);
+    if (end == v || *end) FATAL("%s=\"%s\" is not a number", name, v);
     return n;
 }
 
 static void check_ranks(long nranks)
 {
     my_rank = (int)need_int("DUET_RANK");
-    if (my_rank < 0 || my_rank >= nranks) fail("DUET_RANK=%d out of range", my_rank);
-    if (need_int("DUET_NRANKS") != nranks) fail("DUET_NRANKS != %ld", nranks);
-    if (need_int("DUET_LOCAL_RANK") != my_rank) fail("DUET_LOCAL_RANK != DUET_RANK");
-    if (need_int("DUET_LOCAL_SIZE") != nranks) fail("DUET_LOCAL_SIZE != %ld", nranks);
+    dt_set_rank(my_rank, (int)nranks);
+    if (my_rank < 0 || my_rank >= nranks) FATAL("DUET_RANK=%d out of range", my_rank);
+    if (need_int("DUET_NRANKS") != nranks) FATAL("DUET_NRANKS != %ld", nranks);
+    if (need_int("DUET_LOCAL_RANK") != my_rank) FATAL("DUET_LOCAL_RANK != DUET_RANK");
+    if (need_int("DUET_LOCAL_SIZE") != nranks) FATAL("DUET_LOCAL_SIZE != %ld", nranks);
 }
 
 static struct sockaddr_in check_addr(void)
@@ -77,7 +68,7 @@ static struct sockaddr_in check_addr(void)
     char tail;
     if (strncmp(addr, "127.0.0.1:", 10) != 0 || sscanf(addr + 10, "%u%c", &port, &tail) != 1 || port == 0 ||
         port > 65535)
-        fail("DUET_BOOT_ADDR=\"%s\" is not 127.0.0.1:<port>", addr);
+        FATAL("DUET_BOOT_ADDR=\"%s\" is not 127.0.0.1:<port>", addr);
     return (struct sockaddr_in){.sin_family = AF_INET,
                                 .sin_port = htons((uint16_t)port),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -87,7 +78,7 @@ static const char *check_secret(void)
 {
     const char *s = need("DUET_JOB_SECRET");
     if (strlen(s) != 32 || strspn(s, "0123456789abcdef") != 32)
-        fail("DUET_JOB_SECRET=\"%s\" is not 32 lowercase hex digits", s);
+        FATAL("DUET_JOB_SECRET=\"%s\" is not 32 lowercase hex digits", s);
     return s;
 }
 
@@ -95,10 +86,10 @@ static void check_exports(int argc, char **argv)
 {
     for (int i = 2; i < argc; i++) {
         const char *eq = strchr(argv[i], '=');
-        if (!eq) fail("bad expectation \"%s\"", argv[i]);
+        if (!eq) FATAL("bad expectation \"%s\"", argv[i]);
         char *name = strndup(argv[i], (size_t)(eq - argv[i]));
         const char *v = getenv(name);
-        if (!v || strcmp(v, eq + 1) != 0) fail("%s=\"%s\", want \"%s\"", name, v ? v : "(unset)", eq + 1);
+        if (!v || strcmp(v, eq + 1) != 0) FATAL("%s=\"%s\", want \"%s\"", name, v ? v : "(unset)", eq + 1);
         free(name);
     }
 }
@@ -107,7 +98,7 @@ static void check_exports(int argc, char **argv)
 static int find_listener(void)
 {
     DIR *dir = opendir("/proc/self/fd");
-    if (!dir) fail("opendir /proc/self/fd: %s", strerror(errno));
+    if (!dir) FATAL("opendir /proc/self/fd: %s", strerror(errno));
     int found = -1;
     struct dirent *e;
     while ((e = readdir(dir)) != NULL) {
@@ -116,7 +107,7 @@ static int find_listener(void)
         struct stat st;
         if (e->d_name[0] == '.' || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
         if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) != 0 || !on) continue;
-        if (found >= 0) fail("two listening sockets: fds %d and %d", found, fd);
+        if (found >= 0) FATAL("two listening sockets: fds %d and %d", found, fd);
         found = fd;
     }
     closedir(dir);
@@ -128,23 +119,23 @@ static void check_listener(const struct sockaddr_in *addr)
     int fd = find_listener();
     const char *env = getenv("DUET_BOOT_LISTEN_FD");
     if (my_rank != 0) {
-        if (env) fail("DUET_BOOT_LISTEN_FD=%s is set on a rank other than 0", env);
-        if (fd >= 0) fail("inherited a listening socket (fd %d)", fd);
+        if (env) FATAL("DUET_BOOT_LISTEN_FD=%s is set on a rank other than 0", env);
+        if (fd >= 0) FATAL("inherited a listening socket (fd %d)", fd);
         return;
     }
     if (need_int("DUET_BOOT_LISTEN_FD") != fd)
-        fail("DUET_BOOT_LISTEN_FD=%s but the listening fd is %d", env, fd);
+        FATAL("DUET_BOOT_LISTEN_FD=%s but the listening fd is %d", env, fd);
     struct sockaddr_in bound;
     socklen_t len = sizeof bound;
     if (getsockname(fd, (struct sockaddr *)&bound, &len) != 0 || bound.sin_port != addr->sin_port ||
         bound.sin_addr.s_addr != addr->sin_addr.s_addr)
-        fail("the listening socket is not bound to DUET_BOOT_ADDR");
+        FATAL("the listening socket is not bound to DUET_BOOT_ADDR");
 }
 
 static void wait_fd(int fd, short events, const char *what)
 {
     struct pollfd p = {.fd = fd, .events = events};
-    if (poll(&p, 1, TIMEOUT_MS) != 1) fail("timed out waiting to %s", what);
+    if (poll(&p, 1, TIMEOUT_MS) != 1) FATAL("timed out waiting to %s", what);
 }
 
 static void recv_all(int fd, char *buf, size_t n)
@@ -152,7 +143,7 @@ static void recv_all(int fd, char *buf, size_t n)
     while (n > 0) {
         wait_fd(fd, POLLIN, "receive a peer's hello");
         ssize_t r = read(fd, buf, n);
-        if (r <= 0) fail("short hello from a peer");
+        if (r <= 0) FATAL("short hello from a peer");
         buf += r, n -= (size_t)r;
     }
 }
@@ -164,13 +155,13 @@ static void rendezvous_root(long nranks, const char *secret)
     for (long i = 1; i < nranks; i++) {
         wait_fd(lfd, POLLIN, "accept a peer");
         int c = accept(lfd, NULL, NULL);
-        if (c < 0) fail("accept: %s", strerror(errno));
+        if (c < 0) FATAL("accept: %s", strerror(errno));
         char msg[MSG_LEN];
         int peer;
         recv_all(c, msg, sizeof msg);
         memcpy(&peer, msg, 4);
-        if (peer < 1 || peer >= nranks || seen[peer]) fail("unexpected hello from rank %d", peer);
-        if (memcmp(msg + 4, secret, 32) != 0) fail("rank %d has another secret", peer);
+        if (peer < 1 || peer >= nranks || seen[peer]) FATAL("unexpected hello from rank %d", peer);
+        if (memcmp(msg + 4, secret, 32) != 0) FATAL("rank %d has another secret", peer);
         seen[peer] = 1;
         close(c);
     }
@@ -181,17 +172,17 @@ static void rendezvous_peer(const struct sockaddr_in *addr, const char *secret)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (const struct sockaddr *)addr, sizeof *addr) != 0)
-        fail("connect to DUET_BOOT_ADDR: %s", strerror(errno));
+        FATAL("connect to DUET_BOOT_ADDR: %s", strerror(errno));
     char msg[MSG_LEN];
     memcpy(msg, &my_rank, 4);
     memcpy(msg + 4, secret, 32);
-    if (write(fd, msg, sizeof msg) != (ssize_t)sizeof msg) fail("send hello: %s", strerror(errno));
+    if (write(fd, msg, sizeof msg) != (ssize_t)sizeof msg) FATAL("send hello: %s", strerror(errno));
     close(fd);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) fail("usage: env_check NRANKS [VAR=VAL]...");
+    if (argc < 2) FATAL("usage: env_check NRANKS [VAR=VAL]...");
     long nranks = atol(argv[1]);
     check_ranks(nranks);
     struct sockaddr_in addr = check_addr();

@@ -4,7 +4,10 @@ if(NOT TARGET duetrun)
   return()
 endif()
 
+# Both programs use tests/duet_test.h (its reports show duet_last_error(): Duet is linked).
 add_executable(launcher_env_check ${CMAKE_CURRENT_LIST_DIR}/env_check.c)
+target_link_libraries(launcher_env_check PRIVATE duet_static)
+target_include_directories(launcher_env_check PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
 
 # env: what every rank finds in its environment, and the rendezvous over the inherited socket.
 # DUET_BOOT_LISTEN_FD in duetrun's own environment must not leak to ranks other than 0.
@@ -27,6 +30,7 @@ endforeach()
 # foreign launchers: torchrun- and Slurm-style environments, and Open MPI's mpirun if present
 add_executable(launcher_ring_check ${CMAKE_CURRENT_LIST_DIR}/ring_check.c)
 target_link_libraries(launcher_ring_check PRIVATE duet_static)
+target_include_directories(launcher_ring_check PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
 add_test(NAME launcher.foreign
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/foreign.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:launcher_ring_check>)
 set_tests_properties(launcher.foreign PROPERTIES LABELS mp TIMEOUT 300)

@@ -20,7 +20,7 @@
  *
  * Usage: test_amo [seed]   (else $DUET_TEST_SEED, else the time; rank 0's seed is used)
  */
-#include <duet/duet.h>
+#include "duet_test.h"
 
 #include <inttypes.h>
 #include <sched.h>
@@ -29,32 +29,16 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_REPORTS 20
 #define SLOT 16 /* bytes per (type, rank) slot: fits every AMO type, keeps 16-byte alignment */
 
-static uint64_t g_seed;
 static int me, npes, kc; /* kc: operations per rank in the contention phases */
-static long n_fail;
 static duet_comm_t W;
 static unsigned char *fun;  /* symmetric: [table][rank] slots for the single-op checks */
 static unsigned char *ctr;  /* symmetric: contention counters, zeroed per phase */
 static int64_t *gather;     /* symmetric: npes * kc normalized values, one row per rank */
 
-#define FAIL(...)                                                                              \
-    do {                                                                                       \
-        if (n_fail++ < MAX_REPORTS) { /* one write per report: ranks share stderr */          \
-            char m_[768];                                                                      \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                              \
-            fprintf(stderr, "%s: rank %d/%d seed %" PRIu64 ": FAIL %s:%d: %s\n", "test_amo", me,     \
-                    npes, g_seed, __FILE__, __LINE__, m_);                                     \
-        }                                                                                      \
-    } while (0)
-#define OK(call)                                                                               \
-    do {                                                                                       \
-        duet_status_t st_ = (call);                                                            \
-        if (st_ != DUET_OK) FAIL("%s: %s (%s)", #call, duet_status_str(st_), duet_last_error()); \
-    } while (0)
-#define EXPECT(T, name, got, want, ...)                                                        \
+/* got == want for a value of type T; the report shows both (as long double) */
+#define EXPECT_VAL(T, name, got, want, ...)                                                    \
     do {                                                                                       \
         T g_ = (got), w_ = (want);                                                             \
         if (!(g_ == w_)) {                                                                     \
@@ -64,27 +48,6 @@ static int64_t *gather;     /* symmetric: npes * kc normalized values, one row p
                  (long double)w_, c_);                                                         \
         }                                                                                      \
     } while (0)
-
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static uint64_t key3(uint64_t a, uint64_t b, uint64_t c) { return mix(g_seed ^ mix(a ^ mix(b ^ mix(c)))); }
-
-static void barrier(const char *where)
-{
-    duet_status_t st = duet_barrier_all();
-    if (st) FAIL("barrier (%s): %s (%s)", where, duet_status_str(st), duet_last_error());
-}
-
-static void expect_invalid(duet_status_t st, const char *what)
-{
-    if (st != DUET_ERR_INVALID_ARG) FAIL("%s: returned %s, expected DUET_ERR_INVALID_ARG", what, duet_status_str(st));
-    else if (!duet_last_error()[0]) FAIL("%s: DUET_ERR_INVALID_ARG without a duet_last_error() message", what);
-}
 
 /* A retry loop that keeps failing for 10 s is a failure, not a hang. */
 static int stuck(int tries)
@@ -107,10 +70,7 @@ static int stuck(int tries)
  * {0 .. npes*kc-1}. */
 static void check_permutation(const int64_t *mine, const char *what)
 {
-    for (int p = 0; p < npes; p++)
-        OK(duet_put(W, gather + (size_t)me * kc, mine, sizeof(int64_t) * (size_t)kc, p));
-    OK(duet_quiet(W));
-    barrier(what);
+    EXPECT_OK_MSG(dt_allgather(W, gather, mine, sizeof(int64_t) * (size_t)kc), "gather (%s)", what);
     size_t total = (size_t)npes * (size_t)kc;
     unsigned char *seen = calloc(total, 1);
     for (size_t i = 0; i < total; i++) {
@@ -125,7 +85,7 @@ static void check_permutation(const int64_t *mine, const char *what)
         }
     }
     free(seen);
-    barrier(what); /* nobody overwrites gather before everyone has checked it */
+    EXPECT_BARRIER_ALL(what); /* nobody overwrites gather before everyone has checked it */
 }
 
 /* ---- integer AMO types: single-op checks, misalignment, contention */
@@ -148,59 +108,59 @@ static void check_permutation(const int64_t *mine, const char *what)
             T v2 = RND(T, key3((uint64_t)t, (uint64_t)me, (uint64_t)p * 8 + 2));                  \
             T ab[2], old = 0, cur = 0;                                                            \
             T fin = fun_final_##N(t, me, p, ab);                                                  \
-            OK(duet_atomic_set_##N(W, mine, v0, p));                                              \
-            OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                          \
-            EXPECT(T, nm, cur, v0, "fetch after set, pe %d", p);                                  \
-            OK(duet_atomic_swap_##N(W, mine, v1, p, &old));                                       \
-            EXPECT(T, nm, old, v0, "swap, pe %d", p);                                             \
-            OK(duet_atomic_compare_swap_##N(W, mine, v1, v2, p, &old));                           \
-            EXPECT(T, nm, old, v1, "compare_swap (matching), pe %d", p);                          \
-            OK(duet_atomic_compare_swap_##N(W, mine, WRAP_ADD(T, v2, 1), v0, p, &old));           \
-            EXPECT(T, nm, old, v2, "compare_swap (not matching), pe %d", p);                      \
-            OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                          \
-            EXPECT(T, nm, cur, v2, "value after a failed compare_swap, pe %d", p);                \
-            OK(duet_atomic_fetch_add_##N(W, mine, ab[0], p, &old));                               \
-            EXPECT(T, nm, old, v2, "fetch_add, pe %d", p);                                        \
-            OK(duet_atomic_add_##N(W, mine, ab[1], p));                                           \
-            OK(duet_atomic_fetch_inc_##N(W, mine, p, &old));                                      \
-            EXPECT(T, nm, old, WRAP_ADD(T, WRAP_ADD(T, v2, ab[0]), ab[1]), "fetch_inc, pe %d", p); \
-            OK(duet_atomic_inc_##N(W, mine, p));                                                  \
-            OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                          \
-            EXPECT(T, nm, cur, fin, "fetch after add + inc, pe %d", p);                           \
+            EXPECT_OK(duet_atomic_set_##N(W, mine, v0, p));                                       \
+            EXPECT_OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                   \
+            EXPECT_VAL(T, nm, cur, v0, "fetch after set, pe %d", p);                              \
+            EXPECT_OK(duet_atomic_swap_##N(W, mine, v1, p, &old));                                \
+            EXPECT_VAL(T, nm, old, v0, "swap, pe %d", p);                                         \
+            EXPECT_OK(duet_atomic_compare_swap_##N(W, mine, v1, v2, p, &old));                    \
+            EXPECT_VAL(T, nm, old, v1, "compare_swap (matching), pe %d", p);                      \
+            EXPECT_OK(duet_atomic_compare_swap_##N(W, mine, WRAP_ADD(T, v2, 1), v0, p, &old));    \
+            EXPECT_VAL(T, nm, old, v2, "compare_swap (not matching), pe %d", p);                  \
+            EXPECT_OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                   \
+            EXPECT_VAL(T, nm, cur, v2, "value after a failed compare_swap, pe %d", p);            \
+            EXPECT_OK(duet_atomic_fetch_add_##N(W, mine, ab[0], p, &old));                        \
+            EXPECT_VAL(T, nm, old, v2, "fetch_add, pe %d", p);                                    \
+            EXPECT_OK(duet_atomic_add_##N(W, mine, ab[1], p));                                    \
+            EXPECT_OK(duet_atomic_fetch_inc_##N(W, mine, p, &old));                               \
+            EXPECT_VAL(T, nm, old, WRAP_ADD(T, WRAP_ADD(T, v2, ab[0]), ab[1]), "fetch_inc, pe %d", p); \
+            EXPECT_OK(duet_atomic_inc_##N(W, mine, p));                                           \
+            EXPECT_OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                   \
+            EXPECT_VAL(T, nm, cur, fin, "fetch after add + inc, pe %d", p);                       \
         }                                                                                         \
         /* misaligned targets are refused and leave the target alone */                           \
         T *mis = (T *)(void *)((char *)mine + 1), *half = (T *)(void *)((char *)mine + sizeof(T) / 2); \
         T before = *mine, dummy;                                                                  \
-        expect_invalid(duet_atomic_set_##N(W, mis, 1, me), "atomic_set_" #N " misaligned by 1");  \
-        expect_invalid(duet_atomic_fetch_##N(W, half, me, &dummy), "atomic_fetch_" #N " misaligned by size/2"); \
-        expect_invalid(duet_atomic_swap_##N(W, mis, 1, me, &dummy), "atomic_swap_" #N " misaligned"); \
-        expect_invalid(duet_atomic_compare_swap_##N(W, half, before, 1, me, &dummy), "atomic_compare_swap_" #N " misaligned"); \
-        expect_invalid(duet_atomic_fetch_add_##N(W, mis, 1, me, &dummy), "atomic_fetch_add_" #N " misaligned"); \
-        expect_invalid(duet_atomic_add_##N(W, half, 1, me), "atomic_add_" #N " misaligned");      \
-        expect_invalid(duet_atomic_fetch_inc_##N(W, mis, me, &dummy), "atomic_fetch_inc_" #N " misaligned"); \
-        expect_invalid(duet_atomic_inc_##N(W, half, me), "atomic_inc_" #N " misaligned");         \
-        expect_invalid(duet_atomic_inc_##N(W, mine, npes), "atomic_inc_" #N " to PE npes");       \
-        expect_invalid(duet_atomic_inc_##N(W, &dummy, me), "atomic_inc_" #N " on a non-symmetric address"); \
-        EXPECT(T, nm, *mine, before, "own slot after the refused calls");                        \
-        barrier("after single-op atomics");                                                       \
+        EXPECT_INVALID(duet_atomic_set_##N(W, mis, 1, me), "atomic_set_" #N " misaligned by 1");  \
+        EXPECT_INVALID(duet_atomic_fetch_##N(W, half, me, &dummy), "atomic_fetch_" #N " misaligned by size/2"); \
+        EXPECT_INVALID(duet_atomic_swap_##N(W, mis, 1, me, &dummy), "atomic_swap_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_compare_swap_##N(W, half, before, 1, me, &dummy), "atomic_compare_swap_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_fetch_add_##N(W, mis, 1, me, &dummy), "atomic_fetch_add_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_add_##N(W, half, 1, me), "atomic_add_" #N " misaligned");      \
+        EXPECT_INVALID(duet_atomic_fetch_inc_##N(W, mis, me, &dummy), "atomic_fetch_inc_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_inc_##N(W, half, me), "atomic_inc_" #N " misaligned");         \
+        EXPECT_INVALID(duet_atomic_inc_##N(W, mine, npes), "atomic_inc_" #N " to PE npes");       \
+        EXPECT_INVALID(duet_atomic_inc_##N(W, &dummy, me), "atomic_inc_" #N " on a non-symmetric address"); \
+        EXPECT_VAL(T, nm, *mine, before, "own slot after the refused calls");                     \
+        EXPECT_BARRIER_ALL("after single-op atomics");                                            \
         for (int r = 0; r < npes; r++) {                                                          \
             T *slot = (T *)(void *)(fun + ((size_t)t * (size_t)npes + (size_t)r) * SLOT);         \
-            EXPECT(T, nm, *slot, fun_final_##N(t, r, me, NULL), "final value written by rank %d", r); \
+            EXPECT_VAL(T, nm, *slot, fun_final_##N(t, r, me, NULL), "final value written by rank %d", r); \
         }                                                                                         \
         /* contention: fetch_inc and fetch_add (step) on one target, add + inc on every PE */    \
         int tgt = t % npes;                                                                       \
         T *cinc = (T *)(void *)ctr, *cadd = cinc + 8, *cevery = cinc + 16, *ccas = cinc + 24;    \
         memset(ctr, 0, 64 * 8);                                                                   \
-        barrier("before contention");                                                             \
+        EXPECT_BARRIER_ALL("before contention");                                                  \
         T step = IS_SIGNED(T) ? (T)-3 : (T)3;                                                     \
         int64_t *norm = malloc(sizeof(int64_t) * (size_t)kc * 3);                                 \
         for (int i = 0; i < kc; i++) {                                                            \
             T a = 0, b = 0;                                                                       \
-            OK(duet_atomic_fetch_inc_##N(W, cinc, tgt, &a));                                      \
-            OK(duet_atomic_fetch_add_##N(W, cadd, step, tgt, &b));                                \
+            EXPECT_OK(duet_atomic_fetch_inc_##N(W, cinc, tgt, &a));                               \
+            EXPECT_OK(duet_atomic_fetch_add_##N(W, cadd, step, tgt, &b));                         \
             for (int p = 0; p < npes; p++) {                                                      \
-                OK(duet_atomic_add_##N(W, cevery, (T)(me + 1), p));                               \
-                OK(duet_atomic_inc_##N(W, cevery, p));                                            \
+                EXPECT_OK(duet_atomic_add_##N(W, cevery, (T)(me + 1), p));                        \
+                EXPECT_OK(duet_atomic_inc_##N(W, cevery, p));                                     \
             }                                                                                     \
             norm[i] = (int64_t)a;                                                                 \
             norm[kc + i] = (int64_t)b % (int64_t)step == 0 ? (int64_t)b / (int64_t)step : -1;     \
@@ -212,7 +172,7 @@ static void check_permutation(const int64_t *mine, const char *what)
         /* compare_swap retry loop: each success takes one number */                             \
         for (int i = 0; i < kc; i++) {                                                            \
             T seen = 0, old = 0;                                                                  \
-            OK(duet_atomic_fetch_##N(W, ccas, tgt, &seen));                                       \
+            EXPECT_OK(duet_atomic_fetch_##N(W, ccas, tgt, &seen));                                \
             for (int tries = 0;; tries++) {                                                       \
                 if (duet_atomic_compare_swap_##N(W, ccas, seen, WRAP_ADD(T, seen, 1), tgt, &old)) { \
                     FAIL("%s: compare_swap failed: %s", nm, duet_last_error());                   \
@@ -231,12 +191,12 @@ static void check_permutation(const int64_t *mine, const char *what)
         free(norm);                                                                               \
         T n_ops = (T)(npes * kc);                                                                 \
         if (me == tgt) {                                                                          \
-            EXPECT(T, nm, *cinc, n_ops, "fetch_inc counter");                                     \
-            EXPECT(T, nm, *cadd, (T)((uint64_t)n_ops * (uint64_t)step), "fetch_add counter");     \
-            EXPECT(T, nm, *ccas, n_ops, "compare_swap counter");                                  \
+            EXPECT_VAL(T, nm, *cinc, n_ops, "fetch_inc counter");                                 \
+            EXPECT_VAL(T, nm, *cadd, (T)((uint64_t)n_ops * (uint64_t)step), "fetch_add counter"); \
+            EXPECT_VAL(T, nm, *ccas, n_ops, "compare_swap counter");                              \
         }                                                                                         \
-        EXPECT(T, nm, *cevery, (T)(kc * (npes * (npes + 1) / 2 + npes)), "add + inc counter");   \
-        barrier("after contention");                                                              \
+        EXPECT_VAL(T, nm, *cevery, (T)(kc * (npes * (npes + 1) / 2 + npes)), "add + inc counter"); \
+        EXPECT_BARRIER_ALL("after contention");                                                   \
     }
 DUET_AMO_TYPES(AMO_TEST)
 
@@ -256,35 +216,35 @@ DUET_AMO_TYPES(AMO_TEST)
         for (int p = 0; p < npes; p++) {                                                          \
             T o[7], old = 0, x;                                                                   \
             T fin = bit_final_##N(t, me, p, o);                                                   \
-            OK(duet_atomic_set_##N(W, mine, o[0], p));                                            \
-            OK(duet_atomic_fetch_and_##N(W, mine, o[1], p, &old));                                \
-            EXPECT(T, nm, old, o[0], "fetch_and, pe %d", p);                                      \
-            OK(duet_atomic_and_##N(W, mine, o[2], p));                                            \
+            EXPECT_OK(duet_atomic_set_##N(W, mine, o[0], p));                                     \
+            EXPECT_OK(duet_atomic_fetch_and_##N(W, mine, o[1], p, &old));                         \
+            EXPECT_VAL(T, nm, old, o[0], "fetch_and, pe %d", p);                                  \
+            EXPECT_OK(duet_atomic_and_##N(W, mine, o[2], p));                                     \
             x = o[0] & o[1] & o[2];                                                               \
-            OK(duet_atomic_fetch_or_##N(W, mine, o[3], p, &old));                                 \
-            EXPECT(T, nm, old, x, "fetch_or, pe %d", p);                                          \
-            OK(duet_atomic_or_##N(W, mine, o[4], p));                                             \
+            EXPECT_OK(duet_atomic_fetch_or_##N(W, mine, o[3], p, &old));                          \
+            EXPECT_VAL(T, nm, old, x, "fetch_or, pe %d", p);                                      \
+            EXPECT_OK(duet_atomic_or_##N(W, mine, o[4], p));                                      \
             x = x | o[3] | o[4];                                                                  \
-            OK(duet_atomic_fetch_xor_##N(W, mine, o[5], p, &old));                                \
-            EXPECT(T, nm, old, x, "fetch_xor, pe %d", p);                                         \
-            OK(duet_atomic_xor_##N(W, mine, o[6], p));                                            \
-            OK(duet_atomic_fetch_##N(W, mine, p, &old));                                          \
-            EXPECT(T, nm, old, fin, "fetch after the bitwise ops, pe %d", p);                     \
+            EXPECT_OK(duet_atomic_fetch_xor_##N(W, mine, o[5], p, &old));                         \
+            EXPECT_VAL(T, nm, old, x, "fetch_xor, pe %d", p);                                     \
+            EXPECT_OK(duet_atomic_xor_##N(W, mine, o[6], p));                                     \
+            EXPECT_OK(duet_atomic_fetch_##N(W, mine, p, &old));                                   \
+            EXPECT_VAL(T, nm, old, fin, "fetch after the bitwise ops, pe %d", p);                 \
         }                                                                                         \
         T dummy, *mis = (T *)(void *)((char *)mine + 2);                                          \
-        expect_invalid(duet_atomic_fetch_xor_##N(W, mis, 1, me, &dummy), "atomic_fetch_xor_" #N " misaligned"); \
-        expect_invalid(duet_atomic_and_##N(W, mis, 1, me), "atomic_and_" #N " misaligned");       \
-        expect_invalid(duet_atomic_or_##N(W, mis, 1, npes), "atomic_or_" #N " misaligned, bad PE"); \
-        barrier("after single-op bitwise atomics");                                               \
+        EXPECT_INVALID(duet_atomic_fetch_xor_##N(W, mis, 1, me, &dummy), "atomic_fetch_xor_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_and_##N(W, mis, 1, me), "atomic_and_" #N " misaligned");       \
+        EXPECT_INVALID(duet_atomic_or_##N(W, mis, 1, npes), "atomic_or_" #N " misaligned, bad PE"); \
+        EXPECT_BARRIER_ALL("after single-op bitwise atomics");                                    \
         for (int r = 0; r < npes; r++) {                                                          \
             T o[7], *slot = (T *)(void *)(fun + ((size_t)t * (size_t)npes + (size_t)r) * SLOT);   \
-            EXPECT(T, nm, *slot, bit_final_##N(t, r, me, o), "final bitwise value written by rank %d", r); \
+            EXPECT_VAL(T, nm, *slot, bit_final_##N(t, r, me, o), "final bitwise value written by rank %d", r); \
         }                                                                                         \
         /* contention on every PE: xor an odd number of times, or in my bits, and out my bit */  \
         T *cx = (T *)(void *)ctr, *co = cx + 8, *ca = cx + 16, all_x = 0, all_o = 0, all_bits = 0; \
         memset(ctr, 0, 64 * 8);                                                                   \
         *ca = (T)~(T)0;                                                                           \
-        barrier("before bitwise contention");                                                     \
+        EXPECT_BARRIER_ALL("before bitwise contention");                                          \
         int bits = (int)sizeof(T) * 8;                                                            \
         for (int r = 0; r < npes; r++) {                                                          \
             T pat = RND(T, key3((uint64_t)t + 200, (uint64_t)r, 0));                              \
@@ -296,24 +256,24 @@ DUET_AMO_TYPES(AMO_TEST)
         for (int i = 0; i < 2 * (kc / 4) + 1; i++)                                                \
             for (int p = 0; p < npes; p++) {                                                      \
                 T old = 0;                                                                        \
-                OK(duet_atomic_fetch_xor_##N(W, cx, pat, p, &old));                               \
+                EXPECT_OK(duet_atomic_fetch_xor_##N(W, cx, pat, p, &old));                        \
                 if (i == 0) {                                                                     \
-                    OK(duet_atomic_fetch_or_##N(W, co, pat, p, &old));                            \
-                    OK(duet_atomic_or_##N(W, co, mybit, p));                                      \
-                    OK(duet_atomic_fetch_and_##N(W, ca, (T)~mybit, p, &old));                     \
+                    EXPECT_OK(duet_atomic_fetch_or_##N(W, co, pat, p, &old));                     \
+                    EXPECT_OK(duet_atomic_or_##N(W, co, mybit, p));                               \
+                    EXPECT_OK(duet_atomic_fetch_and_##N(W, ca, (T)~mybit, p, &old));              \
                 } else {                                                                          \
-                    OK(duet_atomic_fetch_or_##N(W, co, 0, p, &old));                              \
+                    EXPECT_OK(duet_atomic_fetch_or_##N(W, co, 0, p, &old));                       \
                     if ((old & (pat | mybit)) != (pat | mybit))                                   \
                         FAIL("%s: fetch_or on pe %d lost my earlier bits", nm, p);                \
-                    OK(duet_atomic_fetch_and_##N(W, ca, (T)~(T)0, p, &old));                      \
+                    EXPECT_OK(duet_atomic_fetch_and_##N(W, ca, (T)~(T)0, p, &old));               \
                     if (old & mybit) FAIL("%s: fetch_and on pe %d sees my cleared bit set", nm, p); \
                 }                                                                                 \
             }                                                                                     \
-        barrier("after bitwise contention");                                                      \
-        EXPECT(T, nm, *cx, all_x, "xor of every rank's pattern");                                 \
-        EXPECT(T, nm, *co, all_o, "or of every rank's pattern and bit");                          \
-        EXPECT(T, nm, *ca, (T)~all_bits, "and clearing every rank's bit");                        \
-        barrier("after bitwise checks");                                                          \
+        EXPECT_BARRIER_ALL("after bitwise contention");                                           \
+        EXPECT_VAL(T, nm, *cx, all_x, "xor of every rank's pattern");                             \
+        EXPECT_VAL(T, nm, *co, all_o, "or of every rank's pattern and bit");                      \
+        EXPECT_VAL(T, nm, *ca, (T)~all_bits, "and clearing every rank's bit");                    \
+        EXPECT_BARRIER_ALL("after bitwise checks");                                               \
     }
 DUET_AMO_BITWISE_TYPES(BIT_TEST)
 
@@ -329,37 +289,37 @@ DUET_AMO_BITWISE_TYPES(BIT_TEST)
         T *mine = (T *)(void *)(fun + ((size_t)t * (size_t)npes + (size_t)me) * SLOT);            \
         for (int p = 0; p < npes; p++) {                                                          \
             T old = 0, cur = 0;                                                                   \
-            OK(duet_atomic_set_##N(W, mine, ext_val_##N(t, me, p, 0), p));                        \
-            OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                          \
-            EXPECT(T, nm, cur, ext_val_##N(t, me, p, 0), "fetch after set, pe %d", p);            \
-            OK(duet_atomic_swap_##N(W, mine, ext_val_##N(t, me, p, 1), p, &old));                 \
-            EXPECT(T, nm, old, ext_val_##N(t, me, p, 0), "swap, pe %d", p);                       \
-            OK(duet_atomic_swap_##N(W, mine, ext_val_##N(t, me, p, 2), p, &old));                 \
-            EXPECT(T, nm, old, ext_val_##N(t, me, p, 1), "second swap, pe %d", p);                \
+            EXPECT_OK(duet_atomic_set_##N(W, mine, ext_val_##N(t, me, p, 0), p));                 \
+            EXPECT_OK(duet_atomic_fetch_##N(W, mine, p, &cur));                                   \
+            EXPECT_VAL(T, nm, cur, ext_val_##N(t, me, p, 0), "fetch after set, pe %d", p);        \
+            EXPECT_OK(duet_atomic_swap_##N(W, mine, ext_val_##N(t, me, p, 1), p, &old));          \
+            EXPECT_VAL(T, nm, old, ext_val_##N(t, me, p, 0), "swap, pe %d", p);                   \
+            EXPECT_OK(duet_atomic_swap_##N(W, mine, ext_val_##N(t, me, p, 2), p, &old));          \
+            EXPECT_VAL(T, nm, old, ext_val_##N(t, me, p, 1), "second swap, pe %d", p);            \
         }                                                                                         \
         T dummy, *mis = (T *)(void *)((char *)mine + 1);                                          \
-        expect_invalid(duet_atomic_set_##N(W, mis, 1, me), "atomic_set_" #N " misaligned");       \
-        expect_invalid(duet_atomic_fetch_##N(W, mis, me, &dummy), "atomic_fetch_" #N " misaligned"); \
-        expect_invalid(duet_atomic_swap_##N(W, mis, 1, me, &dummy), "atomic_swap_" #N " misaligned"); \
-        barrier("after float atomics");                                                           \
+        EXPECT_INVALID(duet_atomic_set_##N(W, mis, 1, me), "atomic_set_" #N " misaligned");       \
+        EXPECT_INVALID(duet_atomic_fetch_##N(W, mis, me, &dummy), "atomic_fetch_" #N " misaligned"); \
+        EXPECT_INVALID(duet_atomic_swap_##N(W, mis, 1, me, &dummy), "atomic_swap_" #N " misaligned"); \
+        EXPECT_BARRIER_ALL("after float atomics");                                                \
         for (int r = 0; r < npes; r++) {                                                          \
             T *slot = (T *)(void *)(fun + ((size_t)t * (size_t)npes + (size_t)r) * SLOT);         \
-            EXPECT(T, nm, *slot, ext_val_##N(t, r, me, 2), "final value written by rank %d", r);  \
+            EXPECT_VAL(T, nm, *slot, ext_val_##N(t, r, me, 2), "final value written by rank %d", r); \
         }                                                                                         \
         /* every rank swaps its own value into one word: each value is seen exactly once */     \
         int tgt = (t + 1) % npes;                                                                 \
         T *w = (T *)(void *)ctr;                                                                  \
         memset(ctr, 0, 64);                                                                       \
-        barrier("before float swap contention");                                                  \
+        EXPECT_BARRIER_ALL("before float swap contention");                                       \
         int64_t *norm = malloc(sizeof(int64_t) * (size_t)kc);                                     \
         for (int i = 0; i < kc; i++) {                                                            \
             T old = 0;                                                                            \
-            OK(duet_atomic_swap_##N(W, w, (T)(me * kc + i + 1), tgt, &old));                      \
+            EXPECT_OK(duet_atomic_swap_##N(W, w, (T)(me * kc + i + 1), tgt, &old));               \
             norm[i] = (int64_t)old;                                                               \
         }                                                                                         \
-        barrier("after float swap contention");                                                   \
+        EXPECT_BARRIER_ALL("after float swap contention");                                        \
         T last = 0;                                                                               \
-        OK(duet_atomic_fetch_##N(W, w, tgt, &last));                                              \
+        EXPECT_OK(duet_atomic_fetch_##N(W, w, tgt, &last));                                       \
         /* the values fetched plus the one left are {0 .. N*kc}: shift the left one to 0 */     \
         for (int i = 0; i < kc; i++)                                                              \
             norm[i] = norm[i] == 0 ? (int64_t)last - 1 : norm[i] - 1;                             \
@@ -375,7 +335,7 @@ static void lock_test(void)
     long *lock = (long *)(void *)ctr;
     long long *data = (long long *)(void *)(ctr + 64);
     memset(ctr, 0, 128);
-    barrier("before the lock test");
+    EXPECT_BARRIER_ALL("before the lock test");
     for (int i = 0; i < kc; i++) {
         long old = -1;
         for (int spins = 0;; spins++) {
@@ -388,13 +348,13 @@ static void lock_test(void)
             if (spins % 4096 == 4095 && stuck(spins)) return;
         }
         long long v = -1;
-        OK(duet_g_longlong(W, data, dpe, &v));
-        OK(duet_p_longlong(W, data, v + 1, dpe));
-        OK(duet_quiet(W)); /* the update lands before the lock is released */
-        OK(duet_atomic_swap_long(W, lock, 0, tgt, &old));
+        EXPECT_OK(duet_g_longlong(W, data, dpe, &v));
+        EXPECT_OK(duet_p_longlong(W, data, v + 1, dpe));
+        EXPECT_OK(duet_quiet(W)); /* the update lands before the lock is released */
+        EXPECT_OK(duet_atomic_swap_long(W, lock, 0, tgt, &old));
         if (old != me + 1) FAIL("lock: held by me, but the lock word was %ld on release", old);
     }
-    barrier("after the lock test");
+    EXPECT_BARRIER_ALL("after the lock test");
     if (me == dpe && *data != (long long)npes * kc)
         FAIL("lock: the protected counter is %lld, expected %lld (mutual exclusion broken)", *data, (long long)npes * kc);
     if (me == tgt && *lock != 0) FAIL("lock: lock word is %ld at the end", *lock);
@@ -403,16 +363,9 @@ static void lock_test(void)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a killed job */
-    const char *s = argc > 1 ? argv[1] : getenv("DUET_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
-    duet_status_t st = duet_init();
-    if (st) {
-        fprintf(stderr, "test_amo: duet_init: %s (%s)\n", duet_status_str(st), duet_last_error());
-        return 1;
-    }
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     kc = npes > 4 ? 256 : 1024;
 
     int ntables = 0;
@@ -423,15 +376,9 @@ int main(int argc, char **argv)
     fun = duet_calloc(W, (size_t)ntables * (size_t)npes, SLOT);
     ctr = duet_malloc(W, 64 * 8);
     gather = duet_malloc(W, sizeof(int64_t) * (size_t)npes * (size_t)kc);
-    if (!sym_seed || !fun || !ctr || !gather) {
-        fprintf(stderr, "test_amo: rank %d: allocation failed: %s\n", me, duet_last_error());
-        return 1;
-    }
-    if (me == 0)
-        for (int p = 0; p < npes; p++) OK(duet_p_uint64(W, sym_seed, seed, p));
-    barrier("seed");
-    g_seed = *sym_seed;
-    if (me == 0) printf("test_amo: %d PEs, seed %" PRIu64 "\n", npes, g_seed);
+    CHECK(sym_seed && fun && ctr && gather, "allocation failed");
+    EXPECT_OK_MSG(dt_share_seed(W, sym_seed, &seed), "seed");
+    if (me == 0) printf("test_amo: %d PEs, seed %" PRIu64 "\n", npes, seed);
 
     int t = 0;
 #define RUN(T, N) amo_##N(t++);
@@ -445,16 +392,13 @@ int main(int argc, char **argv)
 #undef RUN
     lock_test();
 
-    barrier("final");
-    OK(duet_free(W, gather));
-    OK(duet_free(W, ctr));
-    OK(duet_free(W, fun));
-    OK(duet_free(W, sym_seed));
-    OK(duet_finalize());
-    if (n_fail) {
-        fprintf(stderr, "test_amo: rank %d: %ld failure(s), seed %" PRIu64 "\n", me, n_fail, g_seed);
-        return 1;
-    }
+    EXPECT_BARRIER_ALL("final");
+    EXPECT_OK(duet_free(W, gather));
+    EXPECT_OK(duet_free(W, ctr));
+    EXPECT_OK(duet_free(W, fun));
+    EXPECT_OK(duet_free(W, sym_seed));
+    EXPECT_OK(duet_finalize());
+    if (dt_finish()) return 1;
     if (me == 0) printf("test_amo: %d atomic tables passed on %d PEs\n", ntables, npes);
     return 0;
 }

@@ -2,7 +2,7 @@
  * test_boot.c — bootstrap failure modes of duet_get_unique_id + duet_comm_init_rank.
  *
  * A plain single-process test (no duetrun). The parent makes no Duet call (but for
- * duet_status_str in messages); every rank is
+ * duet_status_str and duet_last_error in failure reports); every rank is
  * a child made by fork(), which runs duet_comm_init_rank with a 2 s bootstrap timeout
  * (duet_config_t.bootstrap_timeout_s), writes a report (statuses, time taken,
  * duet_last_error()) into a pipe and exits. The root child makes the unique id and hands
@@ -23,6 +23,8 @@
  *      gets the root's verdict, naming the missing rank too
  *   g  rank 0 claimed by a process that did not make the id -> DUET_ERR_INVALID_ARG
  */
+#include "duet_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -35,25 +37,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
-#include "duet/duet.h"
 #include "boot/duet_boot.h" /* duet_boot_id_t: the layout behind duet_unique_id_t */
 
 #define TIMEOUT_S 2.0
 #define REPORT_WAIT_MS 15000 /* the parent's own bound on any child */
 
-static const char *g_case = "";
-static char g_dir[] = "/tmp/duet-boot-test.XXXXXX";
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL case %s, %s:%d: %s: ", g_case, __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+static const char *g_dir; /* dt_temp_dir(): the root children's logs */
 
 typedef struct {
     int st_init, st_after; /* duet_comm_init_rank; barrier + put + destroy when it worked */
@@ -66,13 +55,6 @@ typedef struct {
     int fd; /* read end of the report pipe */
     report_t r;
 } child_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Runs in a child: join, use the communicator, report. */
 static void child_join(int report_fd, duet_unique_id_t id, int rank, int nranks, double timeout_s)
@@ -158,7 +140,7 @@ static void finish(child_t *c, const char *who)
     if (n != 1 || read(c->fd, &c->r, sizeof c->r) != (ssize_t)sizeof c->r) {
         kill(c->pid, SIGKILL);
         waitpid(c->pid, NULL, 0);
-        CHECK(0, "%s gave no report within %d ms", who, REPORT_WAIT_MS);
+        FATAL("%s gave no report within %d ms", who, REPORT_WAIT_MS);
     }
     close(c->fd);
     int status;
@@ -205,33 +187,20 @@ static int log_has(const char *log, const char *text)
 static int shm_left(const duet_unique_id_t *uid)
 {
     const duet_boot_id_t *id = (const duet_boot_id_t *)uid;
-    char prefix[64] = "duet-";
-    for (int i = 0; i < DUET_SECRET_BYTES; i++) sprintf(prefix + 5 + 2 * i, "%02x", id->secret[i]);
-    int n = 0;
-    DIR *d = opendir("/dev/shm");
-    for (struct dirent *e; d && (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    if (d) closedir(d);
-    return n;
-}
-
-static pid_t g_parent;
-static void remove_dir(void) /* also when a CHECK fails (children leave with _exit) */
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (getpid() == g_parent && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", g_dir);
+    char secret[2 * DUET_SECRET_BYTES + 1];
+    for (int i = 0; i < DUET_SECRET_BYTES; i++) sprintf(secret + 2 * i, "%02x", id->secret[i]);
+    return dt_count_shm(secret, NULL, 0);
 }
 
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    CHECK(mkdtemp(g_dir), "mkdtemp: %s", strerror(errno));
-    g_parent = getpid();
-    atexit(remove_dir);
+    g_dir = dt_temp_dir("/tmp/duet-boot-test.XXXXXX"); /* removed at exit, also after a failed CHECK */
+    CHECK(g_dir, "mkdtemp: %s", strerror(errno));
     duet_unique_id_t id, saved;
     double t0 = now_s();
 
-    g_case = "a (3 ranks)";
+    dt_set_context("case a (3 ranks)");
     child_t root = spawn_root(3, "a.log", &id), r1 = spawn(id, 1, 3), r2 = spawn(id, 2, 3);
     expect_ok(&r2, "rank 2");
     expect_ok(&r1, "rank 1");
@@ -239,7 +208,7 @@ int main(void)
     CHECK(shm_left(&id) == 0, "segments of the communicator left in /dev/shm");
     saved = id;
 
-    g_case = "b (wrong world size)";
+    dt_set_context("case b (wrong world size)");
     root = spawn_root(2, "b.log", &id);
     child_t liar = spawn(id, 1, 3);
     expect_fail(&liar, "rank claiming 3 ranks", DUET_ERR_INVALID_ARG, "3 ranks", "says 2");
@@ -248,7 +217,7 @@ int main(void)
     expect_ok(&root, "root");
     CHECK(log_has("b.log", "refused"), "the root did not log the refusal");
 
-    g_case = "c (duplicate rank)";
+    dt_set_context("case c (duplicate rank)");
     root = spawn_root(3, "c.log", &id);
     child_t d1 = spawn(id, 1, 3), d2 = spawn(id, 1, 3);
     child_t *loser = first_of(&d1, &d2), *winner = loser == &d1 ? &d2 : &d1;
@@ -258,7 +227,7 @@ int main(void)
     expect_ok(winner, "rank 1");
     expect_ok(&root, "root");
 
-    g_case = "d (wrong secret)";
+    dt_set_context("case d (wrong secret)");
     root = spawn_root(2, "d.log", &id);
     duet_unique_id_t forged = id;
     ((duet_boot_id_t *)&forged)->secret[5] ^= 0x01;
@@ -273,7 +242,7 @@ int main(void)
     CHECK(log_has("d.log", "wrong job secret"), "the root did not log the refused connection");
 
     /* e, e2, f and g run side by side: they only wait out timeouts */
-    g_case = "e/f/g (timeouts)";
+    dt_set_context("case e/f/g (timeouts)");
     int blocker = socket(AF_INET, SOCK_STREAM, 0); /* bound, never listening: connections refused */
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
     socklen_t sl = sizeof sa;

@@ -18,29 +18,18 @@
  *     on the world, duet_comm_init_rank with a reversed rank order; its own heap (its malloc
  *     is independent of the world's); two of them alive at once; split of one; destroy.
  */
+#include "duet_test.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "duet/duet.h"
 
 static int me = -1, npes;
 static duet_comm_t W;
 static uint64_t *g_buf;   /* symmetric, npes + 8 entries: team data       */
 static uint64_t *g_count; /* symmetric: one counter for team atomics       */
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", me, __FILE__, __LINE__, #cond);         \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
-#define FAILS(call, want) do { duet_status_t st_ = (call); CHECK(st_ == (want), "%s -> %s, want %s", #call, duet_status_str(st_), duet_status_str(want)); CHECK(duet_last_error()[0], "%s: empty message", #call); } while (0)
 
 /* The parent ranks of my group in order (key, then parent rank); returns the count. */
 static int reference_members(const int *color, const int *key, int n, int mine, int *out)
@@ -90,14 +79,14 @@ static void use_team(duet_comm_t t, const char *what)
 {
     *g_count = 0;
     for (int i = 0; i < npes + 8; i++) g_buf[i] = 0;
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     if (t) {
         int tr = duet_comm_rank(t), ts = duet_comm_size(t);
         uint64_t v = 1000u + (uint64_t)me;
         /* pe numbers are team ranks: the right neighbour in the team */
-        OK(duet_put(t, &g_buf[tr], &v, sizeof v, (tr + 1) % ts));
-        OK(duet_atomic_inc_uint64(t, g_count, 0));
-        OK(duet_barrier(t));
+        CHECK_OK(duet_put(t, &g_buf[tr], &v, sizeof v, (tr + 1) % ts));
+        CHECK_OK(duet_atomic_inc_uint64(t, g_count, 0));
+        CHECK_OK(duet_barrier(t));
         int left = (tr - 1 + ts) % ts;
         uint64_t want = 1000u + (uint64_t)duet_comm_translate_rank(t, left, W);
         CHECK(g_buf[left] == want, "%s: buf[%d] = %" PRIu64 ", want %" PRIu64, what, left, g_buf[left], want);
@@ -106,25 +95,25 @@ static void use_team(duet_comm_t t, const char *what)
             int wr = duet_comm_translate_rank(t, i, W);
             CHECK(duet_ptr(t, g_buf, i) == duet_ptr(W, g_buf, wr), "%s: duet_ptr differs for team rank %d", what, i);
             uint64_t got = 0;
-            OK(duet_get(t, &got, &g_buf[(i - 1 + ts) % ts], sizeof got, i));
+            CHECK_OK(duet_get(t, &got, &g_buf[(i - 1 + ts) % ts], sizeof got, i));
             CHECK(got == 1000u + (uint64_t)duet_comm_translate_rank(t, (i - 1 + ts) % ts, W),
                   "%s: get from team rank %d: %" PRIu64, what, i, got);
         }
-        FAILS(duet_put(t, g_buf, &v, sizeof v, ts), DUET_ERR_INVALID_ARG); /* a world pe, not a team one */
-        OK(duet_sync(t));
+        CHECK_FAILS(duet_put(t, g_buf, &v, sizeof v, ts), DUET_ERR_INVALID_ARG); /* a world pe, not a team one */
+        CHECK_OK(duet_sync(t));
     }
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
 }
 
 static void split_case(int *color, int *key, const char *what)
 {
     duet_comm_t t = (duet_comm_t)(uintptr_t)1; /* must be overwritten */
-    OK(duet_comm_split(W, color[me], key[me], &t));
+    CHECK_OK(duet_comm_split(W, color[me], key[me], &t));
     int members[64] = {0};
     int cnt = reference_members(color, key, npes, color[me], members);
     check_team(W, t, members, cnt, what);
     use_team(t, what);
-    if (t) OK(duet_comm_destroy(t));
+    if (t) CHECK_OK(duet_comm_destroy(t));
 }
 
 static void test_split(void)
@@ -146,18 +135,18 @@ static void test_split(void)
     split_case(color, key, "singletons");
 
     duet_comm_t t;
-    FAILS(duet_comm_split(W, -5, 0, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split(NULL, 0, 0, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split(W, 0, 0, NULL), DUET_ERR_INVALID_ARG);
-    OK(duet_barrier(W)); /* the refusals left the world in step */
+    CHECK_FAILS(duet_comm_split(W, -5, 0, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split(NULL, 0, 0, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split(W, 0, 0, NULL), DUET_ERR_INVALID_ARG);
+    CHECK_OK(duet_barrier(W)); /* the refusals left the world in step */
 }
 
 static void test_split_of_split(void)
 {
     duet_comm_t t1, t2;
-    OK(duet_comm_split(W, me % 2, me, &t1));
+    CHECK_OK(duet_comm_split(W, me % 2, me, &t1));
     int r1 = duet_comm_rank(t1), s1 = duet_comm_size(t1);
-    OK(duet_comm_split(t1, r1 < s1 / 2 ? 0 : 1, -r1, &t2));
+    CHECK_OK(duet_comm_split(t1, r1 < s1 / 2 ? 0 : 1, -r1, &t2));
     /* reference: t2 members are t1 ranks of my half, in reverse t1 order */
     int members[64] = {0}, cnt = 0;
     for (int i = s1 - 1; i >= 0; i--)
@@ -168,11 +157,11 @@ static void test_split_of_split(void)
               "t2 -> world translation of %d", i);
     use_team(t2, "split of a split");
 
-    FAILS(duet_comm_destroy(t1), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_destroy(t1), DUET_ERR_INVALID_ARG);
     CHECK(strstr(duet_last_error(), "alive"), "parent destroy message: %s", duet_last_error());
-    OK(duet_comm_destroy(t2));
+    CHECK_OK(duet_comm_destroy(t2));
     use_team(t1, "parent after its child is gone");
-    OK(duet_comm_destroy(t1));
+    CHECK_OK(duet_comm_destroy(t1));
 }
 
 static void strided_case(int start, int stride, int size)
@@ -180,12 +169,12 @@ static void strided_case(int start, int stride, int size)
     char what[96];
     snprintf(what, sizeof what, "strided(start %d, stride %d, size %d)", start, stride, size);
     duet_comm_t t = (duet_comm_t)(uintptr_t)1;
-    OK(duet_comm_split_strided(W, start, stride, size, &t));
+    CHECK_OK(duet_comm_split_strided(W, start, stride, size, &t));
     int members[64] = {0};
     for (int i = 0; i < size; i++) members[i] = start + i * stride;
     check_team(W, t, members, size, what);
     use_team(t, what);
-    if (t) OK(duet_comm_destroy(t));
+    if (t) CHECK_OK(duet_comm_destroy(t));
 }
 
 static void test_strided(void)
@@ -200,16 +189,16 @@ static void test_strided(void)
     if (npes >= 4) strided_case(1, 3, (npes - 2) / 3 + 1);
 
     duet_comm_t t;
-    if (npes >= 2) FAILS(duet_comm_split_strided(W, 0, 0, 2, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, npes, 1, 1, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, -1, 1, 1, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, 0, 1, npes + 1, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, 0, 1, 0, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, 0, -1, 2, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, 0, 0x40000000, 3, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(NULL, 0, 1, 1, &t), DUET_ERR_INVALID_ARG);
-    FAILS(duet_comm_split_strided(W, 0, 1, 1, NULL), DUET_ERR_INVALID_ARG);
-    OK(duet_barrier(W));
+    if (npes >= 2) CHECK_FAILS(duet_comm_split_strided(W, 0, 0, 2, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, npes, 1, 1, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, -1, 1, 1, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, 0, 1, npes + 1, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, 0, 1, 0, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, 0, -1, 2, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, 0, 0x40000000, 3, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(NULL, 0, 1, 1, &t), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_comm_split_strided(W, 0, 1, 1, NULL), DUET_ERR_INVALID_ARG);
+    CHECK_OK(duet_barrier(W));
     strided_case(0, 1, npes); /* the bootstrap is still in step after the refusals */
 }
 
@@ -217,23 +206,23 @@ static void test_recycle(void)
 {
     for (int i = 0; i < 100; i++) {
         duet_comm_t t;
-        OK(duet_comm_split(W, i % 3 == 0 ? 0 : me % 2, i % 2 ? me : -me, &t));
+        CHECK_OK(duet_comm_split(W, i % 3 == 0 ? 0 : me % 2, i % 2 ? me : -me, &t));
         CHECK(t, "cycle %d", i);
-        OK(duet_barrier(t));
-        OK(duet_comm_destroy(t));
+        CHECK_OK(duet_barrier(t));
+        CHECK_OK(duet_comm_destroy(t));
     }
     /* every slot at once: slot 0 is the world's, 63 are left for teams */
     enum { TEAMS = 63 };
     duet_comm_t *teams = calloc(TEAMS, sizeof *teams);
     for (int i = 0; i < TEAMS; i++) {
-        OK(duet_comm_split(W, 0, me, &teams[i]));
-        OK(duet_sync(teams[i]));
+        CHECK_OK(duet_comm_split(W, 0, me, &teams[i]));
+        CHECK_OK(duet_sync(teams[i]));
     }
     duet_comm_t extra = NULL;
-    FAILS(duet_comm_split(W, 0, me, &extra), DUET_ERR_NO_MEMORY);
+    CHECK_FAILS(duet_comm_split(W, 0, me, &extra), DUET_ERR_NO_MEMORY);
     CHECK(extra == NULL, "refused split returned a team");
-    for (int i = 0; i < TEAMS; i += 2) OK(duet_barrier(teams[i])); /* each has its own slot */
-    for (int i = TEAMS - 1; i >= 0; i--) OK(duet_comm_destroy(teams[i]));
+    for (int i = 0; i < TEAMS; i += 2) CHECK_OK(duet_barrier(teams[i])); /* each has its own slot */
+    for (int i = TEAMS - 1; i >= 0; i--) CHECK_OK(duet_comm_destroy(teams[i]));
     free(teams);
     use_team(NULL, "after slots were freed");
 }
@@ -242,13 +231,9 @@ static void test_recycle(void)
 static duet_unique_id_t share_id(int root, duet_unique_id_t *sym)
 {
     duet_unique_id_t id;
-    if (me == root) {
-        OK(duet_get_unique_id(&id));
-        for (int pe = 0; pe < npes; pe++) OK(duet_put(W, sym, &id, sizeof id, pe));
-    }
-    OK(duet_barrier(W));
-    memcpy(&id, sym, sizeof id);
-    OK(duet_barrier(W));
+    if (me == root) CHECK_OK(duet_get_unique_id(&id));
+    CHECK_OK(dt_bcast(W, sym, &id, sizeof id, root));
+    CHECK_OK(duet_barrier(W)); /* nobody overwrites sym before everyone has read it */
     return id;
 }
 
@@ -262,8 +247,8 @@ static void test_independent(void)
     cfg.symmetric_size = 2u << 20;
     cfg.bootstrap_timeout_s = 20;
     duet_comm_t c1 = NULL, c2 = NULL;
-    OK(duet_comm_init_rank(&c1, npes, id1, npes - 1 - me, &cfg));
-    OK(duet_comm_init_rank(&c2, npes, id2, me, NULL));
+    CHECK_OK(duet_comm_init_rank(&c1, npes, id1, npes - 1 - me, &cfg));
+    CHECK_OK(duet_comm_init_rank(&c2, npes, id2, me, NULL));
     CHECK(duet_comm_rank(c1) == npes - 1 - me && duet_comm_size(c1) == npes, "c1 rank/size");
     CHECK(duet_comm_rank(c2) == me && duet_comm_size(c2) == npes, "c2 rank/size");
     CHECK(duet_comm_translate_rank(c1, 0, W) == -1 && duet_comm_translate_rank(W, 0, c1) == -1 &&
@@ -277,7 +262,7 @@ static void test_independent(void)
           "c1's first block is not at its heap's start");
     CHECK(!duet_addr_accessible(W, p1, 0) && !duet_addr_accessible(c2, p1, 0), "c1 block in another heap");
     CHECK(!duet_addr_accessible(c1, g_buf, 0) && !duet_addr_accessible(c1, p2, 0), "foreign block in c1");
-    FAILS(duet_put(c1, g_buf, &me, sizeof me, 0), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_put(c1, g_buf, &me, sizeof me, 0), DUET_ERR_INVALID_ARG);
     void *q1 = duet_malloc(c1, 1000), *q2 = duet_malloc(c2, 1000);
     CHECK(q1 && q2 && q1 != q2, "two heaps gave one address");
 
@@ -285,12 +270,12 @@ static void test_independent(void)
     int r1 = duet_comm_rank(c1);
     for (int pe = 0; pe < npes; pe++) {
         uint64_t v1 = 100u + (uint64_t)r1, v2 = 200u + (uint64_t)me;
-        OK(duet_put(c1, &p1[r1], &v1, sizeof v1, pe));
-        OK(duet_put(c2, &p2[me], &v2, sizeof v2, pe));
-        OK(duet_atomic_add_uint64(c1, &p1[npes], 1, pe));
+        CHECK_OK(duet_put(c1, &p1[r1], &v1, sizeof v1, pe));
+        CHECK_OK(duet_put(c2, &p2[me], &v2, sizeof v2, pe));
+        CHECK_OK(duet_atomic_add_uint64(c1, &p1[npes], 1, pe));
     }
-    OK(duet_barrier(c2));
-    OK(duet_barrier(c1));
+    CHECK_OK(duet_barrier(c2));
+    CHECK_OK(duet_barrier(c1));
     for (int r = 0; r < npes; r++) {
         CHECK(p1[r] == 100u + (uint64_t)r, "c1 slot %d = %" PRIu64, r, p1[r]);
         CHECK(p2[r] == 200u + (uint64_t)r, "c2 slot %d = %" PRIu64, r, p2[r]);
@@ -299,32 +284,30 @@ static void test_independent(void)
 
     /* a team of an independent communicator */
     duet_comm_t t;
-    OK(duet_comm_split(c1, r1 % 2, 0, &t));
+    CHECK_OK(duet_comm_split(c1, r1 % 2, 0, &t));
     CHECK(duet_comm_translate_rank(t, 0, c1) == r1 % 2 && duet_comm_translate_rank(t, 0, W) == -1,
           "team of c1 translation");
-    OK(duet_barrier(t));
-    FAILS(duet_comm_destroy(c1), DUET_ERR_INVALID_ARG);
-    OK(duet_comm_destroy(t));
+    CHECK_OK(duet_barrier(t));
+    CHECK_FAILS(duet_comm_destroy(c1), DUET_ERR_INVALID_ARG);
+    CHECK_OK(duet_comm_destroy(t));
 
-    OK(duet_free(c1, q1));
-    OK(duet_free(c2, q2));
-    OK(duet_comm_destroy(c1)); /* not in creation order */
-    OK(duet_barrier(c2));
-    OK(duet_comm_destroy(c2));
-    OK(duet_barrier(W));
-    OK(duet_free(W, sym));
+    CHECK_OK(duet_free(c1, q1));
+    CHECK_OK(duet_free(c2, q2));
+    CHECK_OK(duet_comm_destroy(c1)); /* not in creation order */
+    CHECK_OK(duet_barrier(c2));
+    CHECK_OK(duet_comm_destroy(c2));
+    CHECK_OK(duet_barrier(W));
+    CHECK_OK(duet_free(W, sym));
 }
 
 int main(void)
 {
     setenv("DUET_SYMMETRIC_SIZE", "4M", 1);
     CHECK(duet_comm_world() == NULL && duet_my_pe() == -1 && duet_n_pes() == 0, "state before init");
-    OK(duet_init());
-    W = duet_comm_world();
-    OK(duet_init());
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
+    CHECK_OK(duet_init());
     CHECK(duet_comm_world() == W, "a second duet_init made another world");
-    me = duet_my_pe();
-    npes = duet_n_pes();
     CHECK(npes <= 64, "this test handles at most 64 ranks");
     CHECK(duet_comm_rank(W) == me && duet_comm_size(W) == npes, "world rank/size");
     if (me == 0) printf("test_comm: %d ranks\n", npes);
@@ -338,20 +321,20 @@ int main(void)
     test_recycle();
     test_independent();
 
-    OK(duet_free(W, g_count));
-    OK(duet_free(W, g_buf));
-    FAILS(duet_comm_destroy(W), DUET_ERR_INVALID_ARG);
+    CHECK_OK(duet_free(W, g_count));
+    CHECK_OK(duet_free(W, g_buf));
+    CHECK_FAILS(duet_comm_destroy(W), DUET_ERR_INVALID_ARG);
     duet_comm_t t;
-    OK(duet_comm_split(W, 0, 0, &t));
-    OK(duet_finalize()); /* drops the second reference only */
+    CHECK_OK(duet_comm_split(W, 0, 0, &t));
+    CHECK_OK(duet_finalize()); /* drops the second reference only */
     CHECK(duet_comm_world() == W && duet_my_pe() == me, "the world went away after one finalize");
-    FAILS(duet_finalize(), DUET_ERR_INVALID_ARG); /* last reference, a team is alive */
+    CHECK_FAILS(duet_finalize(), DUET_ERR_INVALID_ARG); /* last reference, a team is alive */
     CHECK(duet_comm_world() == W, "a refused finalize destroyed the world");
-    OK(duet_comm_destroy(t));
-    OK(duet_finalize());
+    CHECK_OK(duet_comm_destroy(t));
+    CHECK_OK(duet_finalize());
     CHECK(duet_comm_world() == NULL && duet_my_pe() == -1 && duet_n_pes() == 0, "state after finalize");
-    FAILS(duet_finalize(), DUET_ERR_INVALID_ARG);
-    FAILS(duet_barrier_all(), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_finalize(), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_barrier_all(), DUET_ERR_INVALID_ARG);
     if (me == 0) printf("test_comm: passed\n");
     return 0;
 }

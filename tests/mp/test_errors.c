@@ -18,6 +18,8 @@
  * Not covered: a communicator handle that was destroyed. duet_comm_destroy frees it, so
  * passing it again reads freed memory; only a handle with a wrong magic is tried.
  */
+#include "duet_test.h"
+
 #include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
@@ -25,60 +27,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "duet/duet.h"
 
 static int me = -1, npes;
 static duet_comm_t W;
-static const char *g_what = "";
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d [%s]: %s: ", me, __FILE__, __LINE__, g_what,    \
-                    #cond);                                                                     \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
-
-/* Puts a sentinel message in place so a call that fails without a message shows. */
-static const char SENTINEL[] = "duet_comm_size: the communicator is NULL";
-static void prime(void) { (void)duet_comm_size(NULL); }
-static void fresh_message(const char *call)
-{
-    const char *m = duet_last_error();
-    CHECK(m && m[0] && strcmp(m, SENTINEL) != 0, "%s failed without a message of its own", call);
-}
-/* A call returning a status must return `want` and set a message. */
+/* A call returning a status must return `want` and set a message of its own (the primed
+ * sentinel must be gone). */
 #define ERR(call, want)                                                                          \
     do {                                                                                         \
-        prime();                                                                                 \
-        duet_status_t st_ = (call);                                                              \
-        CHECK(st_ == (want), "%s -> %s, want %s", #call, duet_status_str(st_), duet_status_str(want)); \
-        fresh_message(#call);                                                                    \
+        dt_prime_error();                                                                        \
+        CHECK_STATUS(call, want);                                                                \
+        CHECK(duet_last_error()[0] && !dt_error_primed(), "%s failed without a message of its own", #call); \
     } while (0)
 /* A call returning a pointer must return NULL and set a message. */
 #define ERRP(call)                                                                               \
     do {                                                                                         \
-        prime();                                                                                 \
+        dt_prime_error();                                                                        \
         void *p_ = (void *)(call);                                                               \
         CHECK(p_ == NULL, "%s -> %p, want NULL", #call, p_);                                     \
-        fresh_message(#call);                                                                    \
+        CHECK(duet_last_error()[0] && !dt_error_primed(), "%s failed without a message of its own", #call); \
     } while (0)
 #define HAS(text) CHECK(strstr(duet_last_error(), (text)), "message lacks \"%s\"", (text))
 
 static char *g_buf;  /* symmetric, 4096 bytes, the first block: the user heap's start */
 static char *g_end;  /* one past the last byte of the user heap */
 static uint64_t *g_sig;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The user heap ends where duet_addr_accessible stops answering 1. */
 static char *find_heap_end(void)
@@ -94,7 +67,7 @@ static char *find_heap_end(void)
 
 static void test_addresses(void)
 {
-    g_what = "addresses";
+    dt_set_context("addresses");
     int stack_var = 0;
     char *heap_priv = malloc(64), src[64] = {0};
     int pe = (me + 1) % npes;
@@ -134,14 +107,14 @@ static void test_addresses(void)
     ERR(duet_put(W, g_buf, src, SIZE_MAX, pe), DUET_ERR_INVALID_ARG);
     ERR(duet_get(W, src, g_buf + 8, SIZE_MAX - 4, pe), DUET_ERR_INVALID_ARG);
     ERR(duet_atomic_add_uint64(W, (uint64_t *)(void *)(g_end - 4), 1, pe), DUET_ERR_INVALID_ARG);
-    OK(duet_get(W, src, g_end - 8, 8, pe));
+    CHECK_OK(duet_get(W, src, g_end - 8, 8, pe));
     CHECK(duet_ptr(W, g_end - 1, pe) != NULL, "the heap's last byte is not mapped");
     free(heap_priv);
 }
 
 static void test_pes(void)
 {
-    g_what = "pes";
+    dt_set_context("pes");
     char src[16] = {0};
     const int bad[] = {-1, npes, npes + 1, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -164,7 +137,7 @@ static void test_pes(void)
 
 static void test_sizes_and_locals(void)
 {
-    g_what = "sizes and local buffers";
+    dt_set_context("sizes and local buffers");
     int pe = (me + 1) % npes;
     int64_t v64[4] = {0};
     ERR(duet_put_int64(W, (int64_t *)(void *)g_buf, v64, SIZE_MAX / 4, pe), DUET_ERR_INVALID_ARG);
@@ -195,36 +168,36 @@ static void test_sizes_and_locals(void)
 
     /* zero-length transfers are no-ops whatever the addresses */
     void *junk = (void *)(uintptr_t)0xdeadbeef, *junk2 = (void *)(uintptr_t)8;
-    OK(duet_put(W, junk, junk2, 0, pe));
-    OK(duet_put_nbi(W, junk, NULL, 0, pe));
-    OK(duet_get(W, junk, junk2, 0, pe));
-    OK(duet_get_nbi(W, NULL, junk, 0, pe));
-    OK(duet_put_int(W, junk, junk2, 0, pe));
-    OK(duet_get_double_nbi(W, junk, junk2, 0, pe));
-    OK(duet_iput(W, junk, junk2, 0, 0, 0, 8, pe));
-    OK(duet_iget(W, junk, junk2, 5, 7, 0, 8, pe));
-    OK(duet_iput(W, junk, junk2, 1, 1, 3, 0, pe));
-    OK(duet_iget_int(W, junk, junk2, 1, 1, 0, pe));
+    CHECK_OK(duet_put(W, junk, junk2, 0, pe));
+    CHECK_OK(duet_put_nbi(W, junk, NULL, 0, pe));
+    CHECK_OK(duet_get(W, junk, junk2, 0, pe));
+    CHECK_OK(duet_get_nbi(W, NULL, junk, 0, pe));
+    CHECK_OK(duet_put_int(W, junk, junk2, 0, pe));
+    CHECK_OK(duet_get_double_nbi(W, junk, junk2, 0, pe));
+    CHECK_OK(duet_iput(W, junk, junk2, 0, 0, 0, 8, pe));
+    CHECK_OK(duet_iget(W, junk, junk2, 5, 7, 0, 8, pe));
+    CHECK_OK(duet_iput(W, junk, junk2, 1, 1, 3, 0, pe));
+    CHECK_OK(duet_iget_int(W, junk, junk2, 1, 1, 0, pe));
     /* a zero-length put_signal still updates the signal */
     *g_sig = 0;
-    OK(duet_barrier(W));
-    OK(duet_put_signal(W, junk, junk2, 0, g_sig, 1, DUET_SIGNAL_ADD, pe));
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
+    CHECK_OK(duet_put_signal(W, junk, junk2, 0, g_sig, 1, DUET_SIGNAL_ADD, pe));
+    CHECK_OK(duet_barrier(W));
     CHECK(*g_sig == 1, "zero-length put_signal left the signal at %" PRIu64, *g_sig);
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
 
     /* negative strides that stay inside the heap work */
     int32_t *ib = (int32_t *)(void *)g_buf, src[4] = {11, 22, 33, 44};
-    OK(duet_iput_int32(W, &ib[10], src, -2, 1, 4, me)); /* ib[10], ib[8], ib[6], ib[4] */
+    CHECK_OK(duet_iput_int32(W, &ib[10], src, -2, 1, 4, me)); /* ib[10], ib[8], ib[6], ib[4] */
     CHECK(ib[10] == 11 && ib[8] == 22 && ib[6] == 33 && ib[4] == 44, "negative-stride iput");
     int32_t back[4];
-    OK(duet_iget_int32(W, back, &ib[4], 1, 2, 4, me));
+    CHECK_OK(duet_iget_int32(W, back, &ib[4], 1, 2, 4, me));
     CHECK(back[0] == 44 && back[3] == 11, "iget");
 }
 
 static void test_comm_handles(void)
 {
-    g_what = "communicator handles";
+    dt_set_context("communicator handles");
     static uint64_t fake_mem[1024]; /* zeroed: the wrong magic */
     duet_comm_t fake = (duet_comm_t)(void *)fake_mem;
     duet_comm_t bad[] = {NULL, fake};
@@ -264,12 +237,12 @@ static void test_comm_handles(void)
     }
     ERR(duet_comm_destroy(W), DUET_ERR_INVALID_ARG);
     HAS("duet_finalize");
-    OK(duet_barrier(W)); /* the world still works */
+    CHECK_OK(duet_barrier(W)); /* the world still works */
 }
 
 static void test_cmp_sigop_alignment(void)
 {
-    g_what = "cmp, sig_op, alignment";
+    dt_set_context("cmp, sig_op, alignment");
     int pe = (me + 1) % npes;
     int *iv = (int *)(void *)(g_buf + 256);
     size_t idx, cnt, indices[4];
@@ -321,7 +294,7 @@ static void test_cmp_sigop_alignment(void)
 
 static void test_heap_errors(void)
 {
-    g_what = "heap";
+    dt_set_context("heap");
     int stack_var;
     char *priv = malloc(64);
     ERR(duet_free(W, &stack_var), DUET_ERR_INVALID_ARG);
@@ -332,7 +305,7 @@ static void test_heap_errors(void)
     free(priv);
     char *p = duet_malloc(W, 1000);
     CHECK(p, "malloc");
-    OK(duet_free(W, p));
+    CHECK_OK(duet_free(W, p));
     ERR(duet_free(W, p), DUET_ERR_INVALID_ARG); /* double free */
     HAS("double free");
     static const size_t bad_align[] = {0, 3, 12, 48, 65, 4095, SIZE_MAX};
@@ -345,22 +318,22 @@ static void test_heap_errors(void)
     ERRP(duet_align(W, (size_t)1 << 62, 64));
     /* allocation on a team is refused (the heap belongs to the world) */
     duet_comm_t t;
-    OK(duet_comm_split(W, 0, me, &t));
+    CHECK_OK(duet_comm_split(W, 0, me, &t));
     ERRP(duet_malloc(t, 64));
     HAS("team");
     ERR(duet_free(t, g_buf), DUET_ERR_INVALID_ARG);
     ERR(duet_comm_destroy(W), DUET_ERR_INVALID_ARG);
     ERR(duet_finalize(), DUET_ERR_INVALID_ARG); /* the last reference, a team alive */
-    OK(duet_comm_destroy(t));
+    CHECK_OK(duet_comm_destroy(t));
     /* after all those refusals the allocators are still in step */
     char *q = duet_malloc(W, 1000);
     CHECK(q == p, "allocator out of step after refusals: %p, want %p", (void *)q, (void *)p);
-    OK(duet_free(W, q));
+    CHECK_OK(duet_free(W, q));
 }
 
 static void test_init_rank_errors(void)
 {
-    g_what = "duet_comm_init_rank";
+    dt_set_context("duet_comm_init_rank");
     duet_unique_id_t zero, id;
     memset(&zero, 0, sizeof zero);
     duet_comm_t c = (duet_comm_t)(uintptr_t)1;
@@ -369,7 +342,7 @@ static void test_init_rank_errors(void)
     ERR(duet_comm_init_rank(&c, 1, zero, 0, NULL), DUET_ERR_INVALID_ARG);
     CHECK(c == NULL, "a failed init left the handle at %p", (void *)c);
     HAS("unique id");
-    OK(duet_get_unique_id(&id));
+    CHECK_OK(duet_get_unique_id(&id));
     ERR(duet_comm_init_rank(&c, 2, id, -1, NULL), DUET_ERR_INVALID_ARG);
     ERR(duet_comm_init_rank(&c, 2, id, 2, NULL), DUET_ERR_INVALID_ARG);
     ERR(duet_comm_init_rank(&c, 0, id, 0, NULL), DUET_ERR_INVALID_ARG);
@@ -386,9 +359,9 @@ static void test_init_rank_errors(void)
     /* the id still works for its creator after those refusals */
     cfg.struct_size = sizeof cfg;
     cfg.symmetric_size = 1u << 20;
-    OK(duet_comm_init_rank(&c, 1, id, 0, &cfg));
+    CHECK_OK(duet_comm_init_rank(&c, 1, id, 0, &cfg));
     CHECK(duet_comm_size(c) == 1 && duet_comm_rank(c) == 0, "single-rank communicator");
-    OK(duet_comm_destroy(c));
+    CHECK_OK(duet_comm_destroy(c));
 }
 
 /* Run alone (test_errors timeouts, one process, no launcher): with DUET_WAIT_TIMEOUT=1 in
@@ -396,7 +369,7 @@ static void test_init_rank_errors(void)
  * the barriers of the other cases time out. */
 static void test_timeouts(void)
 {
-    g_what = "bounded waits (DUET_WAIT_TIMEOUT=1)";
+    dt_set_context("bounded waits (DUET_WAIT_TIMEOUT=1)");
     int *iv = (int *)(void *)(g_buf + 1024);
     *iv = 0;
     *g_sig = 0;
@@ -413,7 +386,7 @@ static void test_timeouts(void)
 
 static void test_status_names(void)
 {
-    g_what = "status names";
+    dt_set_context("status names");
     for (int s = 0; s >= -9; s--) {
         const char *n = duet_status_str((duet_status_t)s);
         CHECK(n && strncmp(n, "DUET_", 5) == 0 && !strstr(n, "UNKNOWN"), "status %d is \"%s\"", s, n ? n : "(null)");
@@ -429,15 +402,13 @@ int main(int argc, char **argv)
     if (timeouts) setenv("DUET_WAIT_TIMEOUT", "1", 1);
     setenv("DUET_DEBUG", "NONE", 0); /* the refused calls would log a warning each */
 
-    g_what = "before duet_init";
+    dt_set_context("before duet_init");
     CHECK(duet_comm_world() == NULL && duet_my_pe() == -1 && duet_n_pes() == 0, "state before init");
     ERR(duet_barrier_all(), DUET_ERR_INVALID_ARG);
     ERR(duet_finalize(), DUET_ERR_INVALID_ARG);
 
-    OK(duet_init());
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     g_buf = duet_calloc(W, 1, 4096);
     g_sig = duet_calloc(W, 1, sizeof(uint64_t));
     CHECK(g_buf && g_sig, "calloc");
@@ -446,9 +417,9 @@ int main(int argc, char **argv)
 
     if (timeouts) {
         test_timeouts();
-        OK(duet_free(W, g_sig));
-        OK(duet_free(W, g_buf));
-        OK(duet_finalize());
+        CHECK_OK(duet_free(W, g_sig));
+        CHECK_OK(duet_free(W, g_buf));
+        CHECK_OK(duet_finalize());
         printf("test_errors timeouts: passed\n");
         return 0;
     }
@@ -456,16 +427,16 @@ int main(int argc, char **argv)
     test_addresses();
     test_pes();
     test_sizes_and_locals();
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     test_comm_handles();
     test_cmp_sigop_alignment();
     test_heap_errors();
     test_init_rank_errors();
 
-    g_what = "finalize";
-    OK(duet_free(W, g_sig));
-    OK(duet_free(W, g_buf));
-    OK(duet_finalize());
+    dt_set_context("finalize");
+    CHECK_OK(duet_free(W, g_sig));
+    CHECK_OK(duet_free(W, g_buf));
+    CHECK_OK(duet_finalize());
     ERR(duet_finalize(), DUET_ERR_INVALID_ARG);
     ERR(duet_barrier_all(), DUET_ERR_INVALID_ARG);
     CHECK(duet_comm_world() == NULL, "world after finalize");

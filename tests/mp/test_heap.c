@@ -17,63 +17,26 @@
  *   - a random sequence of collective malloc/free (seed printed, DUET_TEST_SEED or argv[1]).
  * The heap is made small (DUET_SYMMETRIC_SIZE=8M, set before duet_init) so filling is fast.
  */
+#include "duet_test.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "duet/duet.h"
 
 static int me = -1, npes;
 static duet_comm_t W;
 static uint64_t g_seed;
 static uint64_t *g_slots; /* symmetric: npes slots for the allgather */
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s (seed %" PRIu64 "): ", me, __FILE__,        \
-                    __LINE__, #cond, g_seed);                                                   \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-/* EXPECT: like CHECK, but records the failure and goes on (for checks after which the
- * rest of the test is still meaningful); main() exits non-zero if any failed. */
-static int g_failed;
-#define EXPECT(cond, ...)                                                                       \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s (seed %" PRIu64 "): ", me, __FILE__,        \
-                    __LINE__, #cond, g_seed);                                                   \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-            g_failed = 1;                                                                       \
-        }                                                                                       \
-    } while (0)
-#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* An error message no Duet call makes, to tell whether a call set a new one. */
-static void prime_error(void) { (void)duet_comm_rank(NULL); }
-static const char *PRIMED = "duet_comm_rank: the communicator is NULL";
-
 /* Every rank's v, gathered with puts into g_slots and a barrier. */
 static void allgather(uint64_t v, uint64_t *out)
 {
-    for (int pe = 0; pe < npes; pe++) OK(duet_put(W, &g_slots[me], &v, sizeof v, pe));
-    OK(duet_barrier(W));
+    CHECK_OK(dt_allgather(W, g_slots, &v, sizeof v));
     memcpy(out, g_slots, sizeof(uint64_t) * (size_t)npes);
-    OK(duet_barrier(W)); /* nobody overwrites the slots before everyone has read them */
+    CHECK_OK(duet_barrier(W)); /* nobody overwrites the slots before everyone has read them */
 }
 
 /* The block's offset from g_slots (the first block): equal on every rank. */
@@ -101,10 +64,10 @@ static void test_malloc(void)
         /* usable by a peer on return: write my right neighbour's copy, no barrier before */
         unsigned char *tmp = malloc(sizes[i]);
         for (size_t k = 0; k < sizes[i]; k++) tmp[k] = (unsigned char)(me * 31 + i + k);
-        OK(duet_put(W, p[i], tmp, sizes[i], (me + 1) % npes));
+        CHECK_OK(duet_put(W, p[i], tmp, sizes[i], (me + 1) % npes));
         free(tmp);
     }
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     int left = (me - 1 + npes) % npes;
     for (int i = 0; i < N; i++)
         for (size_t k = 0; k < sizes[i]; k++)
@@ -112,7 +75,7 @@ static void test_malloc(void)
     for (int i = 0; i < N; i++)
         for (int j = i + 1; j < N; j++) /* no overlaps */
             CHECK(p[i] + sizes[i] <= p[j] || p[j] + sizes[j] <= p[i], "blocks %d and %d overlap", i, j);
-    for (int i = N - 1; i >= 0; i--) OK(duet_free(W, p[i]));
+    for (int i = N - 1; i >= 0; i--) CHECK_OK(duet_free(W, p[i]));
 }
 
 static void test_calloc(void)
@@ -121,42 +84,42 @@ static void test_calloc(void)
     unsigned char *dirty = duet_malloc(W, bytes);
     CHECK(dirty != NULL, "malloc");
     memset(dirty, 0xAB, bytes);
-    OK(duet_barrier(W));
-    OK(duet_free(W, dirty));
+    CHECK_OK(duet_barrier(W));
+    CHECK_OK(duet_free(W, dirty));
     unsigned char *z = duet_calloc(W, 16, bytes / 16);
     CHECK(z != NULL, "calloc");
     CHECK(z == dirty, "calloc did not reuse the dirtied block (%p vs %p): test premise", (void *)z,
           (void *)dirty);
     check_symmetric(z, "duet_calloc");
     for (size_t k = 0; k < bytes; k++) CHECK(z[k] == 0, "calloc byte %zu = 0x%x", k, z[k]);
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
 
     /* a peer writes as soon as calloc returns: its bytes must survive the owner's zeroing */
-    OK(duet_free(W, z));
+    CHECK_OK(duet_free(W, z));
     memset(dirty, 0xCD, bytes);
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     z = duet_calloc(W, 1, bytes);
     CHECK(z == dirty, "calloc placement");
     unsigned char mark = (unsigned char)(0x10 + me);
-    OK(duet_put(W, &z[bytes - 1 - (size_t)me % 64], &mark, 1, (me + 1) % npes));
-    OK(duet_barrier(W));
+    CHECK_OK(duet_put(W, &z[bytes - 1 - (size_t)me % 64], &mark, 1, (me + 1) % npes));
+    CHECK_OK(duet_barrier(W));
     int left = (me - 1 + npes) % npes;
     for (size_t k = 0; k < bytes; k++) {
         unsigned char want = k == bytes - 1 - (size_t)left % 64 ? (unsigned char)(0x10 + left) : 0;
         CHECK(z[k] == want, "calloc byte %zu = 0x%x, want 0x%x", k, z[k], want);
     }
-    OK(duet_free(W, z));
+    CHECK_OK(duet_free(W, z));
 
     unsigned char *odd = duet_calloc(W, 3, 333);
     CHECK(odd != NULL, "calloc(3, 333)");
     for (size_t k = 0; k < 999; k++) CHECK(odd[k] == 0, "byte %zu", k);
-    OK(duet_free(W, odd));
+    CHECK_OK(duet_free(W, odd));
 
-    prime_error();
+    dt_prime_error();
     CHECK(duet_calloc(W, 0, 100) == NULL && duet_calloc(W, 100, 0) == NULL, "calloc of 0 bytes");
-    CHECK(strcmp(duet_last_error(), PRIMED) == 0, "calloc of 0 bytes set an error: %s", duet_last_error());
+    CHECK(dt_error_primed(), "calloc of 0 bytes set an error: %s", duet_last_error());
     CHECK(duet_calloc(W, SIZE_MAX / 2, 3) == NULL, "calloc overflow");
-    CHECK(duet_last_error()[0] && strcmp(duet_last_error(), PRIMED) != 0, "no message for overflow");
+    CHECK(duet_last_error()[0] && !dt_error_primed(), "no message for overflow");
 }
 
 static void test_align(void)
@@ -175,10 +138,10 @@ static void test_align(void)
         for (size_t i = 0; i < 100 + (size_t)k; i++)
             CHECK(((unsigned char *)p[k])[i] == k, "align block %d overwritten", k);
     }
-    for (int k = 0; k <= 20; k++) OK(duet_free(W, p[k]));
+    for (int k = 0; k <= 20; k++) CHECK_OK(duet_free(W, p[k]));
     static const size_t bad[] = {0, 3, 6, 100, 1000, (size_t)1 << 20 | 1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        prime_error();
+        dt_prime_error();
         CHECK(duet_align(W, bad[i], 64) == NULL, "duet_align(%zu) succeeded", bad[i]);
         CHECK(strstr(duet_last_error(), "power of two"), "duet_align(%zu): message \"%s\"", bad[i],
               duet_last_error());
@@ -187,16 +150,16 @@ static void test_align(void)
 
 static void test_zero_and_null(void)
 {
-    prime_error();
+    dt_prime_error();
     CHECK(duet_malloc(W, 0) == NULL, "malloc(0) is not NULL");
     CHECK(duet_align(W, 128, 0) == NULL, "align(128, 0) is not NULL");
-    CHECK(strcmp(duet_last_error(), PRIMED) == 0, "malloc(0) set an error: %s", duet_last_error());
-    OK(duet_free(W, NULL));
+    CHECK(dt_error_primed(), "malloc(0) set an error: %s", duet_last_error());
+    CHECK_OK(duet_free(W, NULL));
     /* the allocator is still in step on every rank */
     void *p = duet_malloc(W, 128);
     CHECK(p != NULL, "malloc after malloc(0)");
     check_symmetric(p, "after malloc(0)");
-    OK(duet_free(W, p));
+    CHECK_OK(duet_free(W, p));
 }
 
 static void test_fill(void)
@@ -209,13 +172,13 @@ static void test_fill(void)
         int got = 0;
         for (;;) {
             CHECK(got < MAXB, "the 8 MiB heap gave more than %d blocks of 256 KiB", MAXB);
-            prime_error();
+            dt_prime_error();
             void *p = duet_malloc(W, chunk);
             if (!p) break;
             blocks[got++] = p;
         }
         const char *msg = duet_last_error();
-        CHECK(strcmp(msg, PRIMED) != 0 && msg[0], "a full heap set no error message");
+        CHECK(!dt_error_primed() && msg[0], "a full heap set no error message");
         CHECK(strstr(msg, "duet_malloc") && strstr(msg, "DUET_SYMMETRIC_SIZE"),
               "the no-memory message does not say what to do: \"%s\"", msg);
         /* 8 MiB asked for: at least that many bytes fit, and not absurdly more */
@@ -226,14 +189,14 @@ static void test_fill(void)
         nb = got;
         /* a huge request fails too and leaves the heap usable */
         CHECK(duet_malloc(W, (size_t)1 << 40) == NULL, "1 TiB allocated");
-        for (int i = 0; i < got; i += 2) OK(duet_free(W, blocks[i]));
-        for (int i = 1; i < got; i += 2) OK(duet_free(W, blocks[i]));
+        for (int i = 0; i < got; i += 2) CHECK_OK(duet_free(W, blocks[i]));
+        for (int i = 1; i < got; i += 2) CHECK_OK(duet_free(W, blocks[i]));
     }
     /* everything coalesced: the whole space in one block */
     void *big = duet_malloc(W, (size_t)nb * chunk);
     CHECK(big != NULL, "one block of %d x 256 KiB after freeing everything", nb);
     check_symmetric(big, "whole-heap block");
-    OK(duet_free(W, big));
+    CHECK_OK(duet_free(W, big));
     free(blocks);
 }
 
@@ -242,8 +205,8 @@ static void test_ptr(void)
     uint64_t *buf = duet_malloc(W, 64 * sizeof(uint64_t));
     CHECK(buf, "malloc");
     uint64_t v = 0x1000u + (uint64_t)me;
-    OK(duet_put(W, &buf[3], &v, sizeof v, (me + 1) % npes));
-    OK(duet_barrier(W));
+    CHECK_OK(duet_put(W, &buf[3], &v, sizeof v, (me + 1) % npes));
+    CHECK_OK(duet_barrier(W));
     CHECK(duet_ptr(W, buf, me) == buf, "duet_ptr(mine) = %p, not %p", duet_ptr(W, buf, me), (void *)buf);
     for (int pe = 0; pe < npes; pe++) {
         uint64_t *q = duet_ptr(W, buf, pe);
@@ -254,11 +217,11 @@ static void test_ptr(void)
         CHECK(q[3] == want, "load through duet_ptr of pe %d: %" PRIx64 ", put wrote %" PRIx64, pe, q[3], want);
         CHECK((uint64_t *)duet_ptr(W, &buf[3], pe) == &q[3], "interior pointer of pe %d", pe);
     }
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     /* a store through duet_ptr is what the owner loads */
     uint64_t *right = duet_ptr(W, buf, (me + 1) % npes);
     __atomic_store_n(&right[5], 0x2000u + (uint64_t)me, __ATOMIC_RELEASE);
-    OK(duet_barrier(W));
+    CHECK_OK(duet_barrier(W));
     CHECK(buf[5] == 0x2000u + (uint64_t)((me - 1 + npes) % npes), "store through duet_ptr: %" PRIx64, buf[5]);
 
     int local = 0;
@@ -273,7 +236,7 @@ static void test_ptr(void)
     CHECK(!duet_addr_accessible(W, buf, npes) && !duet_addr_accessible(W, buf, -1), "bad pe accessible");
     CHECK(!duet_addr_accessible(NULL, buf, 0), "NULL comm accessible");
     free(priv);
-    OK(duet_free(W, buf));
+    CHECK_OK(duet_free(W, buf));
 }
 
 static void test_mismatch(void)
@@ -281,10 +244,10 @@ static void test_mismatch(void)
     if (npes < 2) return;
     void *a = duet_malloc(W, 640), *b = duet_malloc(W, 640);
     CHECK(a && b, "malloc");
-    prime_error();
+    dt_prime_error();
     CHECK(duet_malloc(W, 64 + 64 * (size_t)me) == NULL, "mismatched malloc sizes succeeded");
     CHECK(strstr(duet_last_error(), "disagree"), "mismatched malloc: message \"%s\"", duet_last_error());
-    prime_error();
+    dt_prime_error();
     CHECK(duet_align(W, me == 0 ? 128 : 256, 64) == NULL, "mismatched alignments succeeded");
     CHECK(strstr(duet_last_error(), "disagree"), "mismatched align: \"%s\"", duet_last_error());
     CHECK(duet_calloc(W, 1, me == npes - 1 ? 100 : 200) == NULL, "mismatched calloc succeeded");
@@ -296,9 +259,9 @@ static void test_mismatch(void)
     void *c = duet_malloc(W, 640);
     CHECK(c && c != a && c != b, "malloc after mismatches");
     check_symmetric(c, "after mismatches");
-    OK(duet_free(W, a));
-    OK(duet_free(W, b));
-    OK(duet_free(W, c));
+    CHECK_OK(duet_free(W, a));
+    CHECK_OK(duet_free(W, b));
+    CHECK_OK(duet_free(W, c));
 }
 
 static void test_random(void)
@@ -312,7 +275,7 @@ static void test_random(void)
         if (live[i]) {
             for (size_t k = 0; k < len[i]; k++)
                 CHECK(((unsigned char *)live[i])[k] == (unsigned char)(i + k), "slot %d byte %zu", i, k);
-            OK(duet_free(W, live[i]));
+            CHECK_OK(duet_free(W, live[i]));
             live[i] = NULL;
             continue;
         }
@@ -324,18 +287,15 @@ static void test_random(void)
         if (step % 50 == 0) check_symmetric(live[i], "random sequence");
     }
     for (int i = 0; i < SLOTS; i++)
-        if (live[i]) OK(duet_free(W, live[i]));
+        if (live[i]) CHECK_OK(duet_free(W, live[i]));
 }
 
 int main(int argc, char **argv)
 {
     setenv("DUET_SYMMETRIC_SIZE", "8M", 1);
-    const char *s = argc > 1 ? argv[1] : getenv("DUET_TEST_SEED");
-    g_seed = s ? strtoull(s, NULL, 0) : 12345;
-    OK(duet_init());
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    g_seed = dt_pick_seed(dt_seed_text(argc, argv), 12345);
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     if (me == 0) printf("test_heap: %d ranks, seed %" PRIu64 "\n", npes, g_seed);
     g_slots = duet_malloc(W, sizeof(uint64_t) * (size_t)npes);
     CHECK(g_slots, "malloc of the allgather slots");
@@ -349,8 +309,8 @@ int main(int argc, char **argv)
     test_mismatch();
     test_random();
 
-    OK(duet_free(W, g_slots));
-    OK(duet_finalize());
-    if (me == 0 && !g_failed) printf("test_heap: passed\n");
-    return g_failed;
+    CHECK_OK(duet_free(W, g_slots));
+    CHECK_OK(duet_finalize());
+    if (me == 0 && !dt_failures()) printf("test_heap: passed\n");
+    return dt_finish();
 }

@@ -24,7 +24,7 @@
  * Usage: test_rma [seed]   (else $DUET_TEST_SEED, else the time; rank 0's seed is used)
  * Exit 0 on success; on failure every rank prints what failed with the seed and exits 1.
  */
-#include <duet/duet.h>
+#include "duet_test.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -35,46 +35,9 @@
 
 #define GUARD 64
 #define MAX_OPS 16
-#define MAX_REPORTS 20
 
-static uint64_t g_seed;
 static int me, npes;
-static long n_fail;
 static duet_comm_t W;
-
-#define FAIL(...)                                                                              \
-    do {                                                                                       \
-        if (n_fail++ < MAX_REPORTS) { /* one write per report: ranks share stderr */          \
-            char m_[768];                                                                      \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                              \
-            fprintf(stderr, "%s: rank %d/%d seed %" PRIu64 ": FAIL %s:%d: %s\n", "test_rma", me,     \
-                    npes, g_seed, __FILE__, __LINE__, m_);                                     \
-        }                                                                                      \
-    } while (0)
-#define CHECK_OK(call, ...)                                                                    \
-    do {                                                                                       \
-        duet_status_t st_ = (call);                                                            \
-        if (st_ != DUET_OK) {                                                                  \
-            char c_[256];                                                                      \
-            snprintf(c_, sizeof c_, __VA_ARGS__);                                              \
-            FAIL("%s returned %s (%s); %s", #call, duet_status_str(st_), duet_last_error(), c_); \
-        }                                                                                      \
-    } while (0)
-
-/* ---- reproducible data: byte j of stream K */
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static uint64_t key3(uint64_t a, uint64_t b, uint64_t c) { return mix(g_seed ^ mix(a ^ mix(b ^ mix(c)))); }
-static uint8_t stream_byte(uint64_t K, size_t j) { return (uint8_t)(mix(K ^ ((j >> 3) * 0xd6e8feb86659fd93ull)) >> ((j & 7) * 8)); }
-static void stream_fill(uint8_t *buf, size_t n, uint64_t K)
-{
-    for (size_t j = 0; j < n; j++) buf[j] = stream_byte(K, j);
-}
 
 /* ---- transfers */
 enum { K_PUT, K_PUT_NBI, K_IPUT, K_P, K_GET, K_GET_NBI, K_IGET, K_G };
@@ -238,7 +201,7 @@ static int get_kind(int put_kind) { return put_kind + K_GET; }
 static void *xalloc(size_t n)
 {
     void *p = aligned_alloc(64, round64(n ? n : 1));
-    if (!p) { fprintf(stderr, "test_rma: out of memory\n"); exit(1); }
+    CHECK(p, "out of memory");
     return p;
 }
 
@@ -258,7 +221,7 @@ static void run_round(int r, uint8_t *inbox, const uint8_t *pub)
 
     /* puts: poison my inbox; everyone writes its slot at each target; check my inbox */
     memset(inbox, poison, slot * (size_t)npes);
-    CHECK_OK(duet_barrier_all(), "round %d: barrier before the puts", r);
+    EXPECT_OK_MSG(duet_barrier_all(), "round %d: barrier before the puts", r);
     uint8_t *src[MAX_OPS];
     for (int k = 0; k < nops; k++) {
         src[k] = xalloc(src_len(&ops[k]));
@@ -267,11 +230,11 @@ static void run_round(int r, uint8_t *inbox, const uint8_t *pub)
     for (int p = 0; p < npes; p++)
         for (int k = 0; k < nops && targeted(me, p, big); k++) {
             describe(what, sizeof what, &ops[k], "to", p, r);
-            CHECK_OK(xfer(&ops[k], inbox + (size_t)me * slot + off[k] + dest_base(&ops[k]), src[k] + src_base(&ops[k]), p),
-                     "%s", what);
+            EXPECT_OK_MSG(xfer(&ops[k], inbox + (size_t)me * slot + off[k] + dest_base(&ops[k]), src[k] + src_base(&ops[k]), p),
+                          "%s", what);
         }
-    CHECK_OK(duet_quiet(W), "round %d: quiet", r);
-    CHECK_OK(duet_barrier_all(), "round %d: barrier after the puts", r);
+    EXPECT_OK_MSG(duet_quiet(W), "round %d: quiet", r);
+    EXPECT_OK_MSG(duet_barrier_all(), "round %d: barrier after the puts", r);
     for (int s = 0; s < npes; s++)
         for (int k = 0; k < nops; k++) {
             op_t o = ops[k];
@@ -292,9 +255,9 @@ static void run_round(int r, uint8_t *inbox, const uint8_t *pub)
             dst[k] = xalloc(dest_region(&o));
             memset(dst[k], poison, dest_region(&o));
             describe(what, sizeof what, &o, "from", p, r);
-            CHECK_OK(xfer(&o, dst[k] + dest_base(&o), pub + src_base(&o), p), "%s", what);
+            EXPECT_OK_MSG(xfer(&o, dst[k] + dest_base(&o), pub + src_base(&o), p), "%s", what);
         }
-        CHECK_OK(duet_quiet(W), "round %d: quiet after gets", r); /* completes the _nbi ones */
+        EXPECT_OK_MSG(duet_quiet(W), "round %d: quiet after gets", r); /* completes the _nbi ones */
         for (int k = 0; k < nops; k++) {
             op_t o = ops[k];
             o.kind = get_kind(o.kind);
@@ -306,72 +269,56 @@ static void run_round(int r, uint8_t *inbox, const uint8_t *pub)
 }
 
 /* ---- argument checks (local, no peer involved) */
-static void expect_invalid(duet_status_t st, const char *what)
-{
-    if (st != DUET_ERR_INVALID_ARG) FAIL("%s: returned %s, expected DUET_ERR_INVALID_ARG", what, duet_status_str(st));
-    else if (!duet_last_error()[0]) FAIL("%s: DUET_ERR_INVALID_ARG without a duet_last_error() message", what);
-}
-
 static void check_args(uint8_t *inbox, uint8_t *first)
 {
     char local[64] = {0}, dst[16];
     int peer = (me + 1) % npes;
-    CHECK_OK(duet_put(W, NULL, NULL, 0, peer), "zero-length put with NULL addresses");
-    CHECK_OK(duet_get(W, NULL, NULL, 0, peer), "zero-length get with NULL addresses");
-    CHECK_OK(duet_put_nbi(W, local, local, 0, peer), "zero-length put_nbi to a non-symmetric address");
-    CHECK_OK(duet_get_nbi(W, local, local, 0, peer), "zero-length get_nbi from a non-symmetric address");
-    CHECK_OK(duet_iput(W, NULL, NULL, 1, 1, 0, 8, peer), "zero-element iput");
-    CHECK_OK(duet_iget_int(W, NULL, NULL, 1, 1, 0, peer), "zero-element iget_int");
-    CHECK_OK(duet_put_double(W, NULL, NULL, 0, peer), "zero-element put_double");
-    expect_invalid(duet_put(W, local, dst, 8, peer), "put to a non-symmetric address");
-    expect_invalid(duet_get(W, dst, local, 8, peer), "get from a non-symmetric address");
-    expect_invalid(duet_put(W, inbox, dst, 8, npes), "put to PE npes");
-    expect_invalid(duet_put(W, inbox, dst, 8, -1), "put to PE -1");
-    expect_invalid(duet_get(W, dst, inbox, 8, npes + 3), "get from PE npes+3");
-    expect_invalid(duet_put(W, inbox, dst, SIZE_MAX / 2, peer), "put running past the end of the heap");
-    expect_invalid(duet_p_long(W, (long *)(void *)local, 1, peer), "p to a non-symmetric address");
-    expect_invalid(duet_g_int(W, (int *)(void *)local, peer, (int *)(void *)dst), "g from a non-symmetric address");
-    expect_invalid(duet_put(W, inbox, NULL, 8, peer), "put from a NULL source");
-    expect_invalid(duet_iput(W, inbox, local, 0, 1, 2, 4, peer), "iput with dst_stride 0");
-    expect_invalid(duet_iget(W, local, inbox, 1, 0, 2, 4, peer), "iget with src_stride 0");
-    expect_invalid(duet_iput_long(W, (long *)(void *)inbox, (long *)(void *)local, -1, 1, (size_t)1 << 40, peer),
+    EXPECT_OK_MSG(duet_put(W, NULL, NULL, 0, peer), "zero-length put with NULL addresses");
+    EXPECT_OK_MSG(duet_get(W, NULL, NULL, 0, peer), "zero-length get with NULL addresses");
+    EXPECT_OK_MSG(duet_put_nbi(W, local, local, 0, peer), "zero-length put_nbi to a non-symmetric address");
+    EXPECT_OK_MSG(duet_get_nbi(W, local, local, 0, peer), "zero-length get_nbi from a non-symmetric address");
+    EXPECT_OK_MSG(duet_iput(W, NULL, NULL, 1, 1, 0, 8, peer), "zero-element iput");
+    EXPECT_OK_MSG(duet_iget_int(W, NULL, NULL, 1, 1, 0, peer), "zero-element iget_int");
+    EXPECT_OK_MSG(duet_put_double(W, NULL, NULL, 0, peer), "zero-element put_double");
+    EXPECT_INVALID(duet_put(W, local, dst, 8, peer), "put to a non-symmetric address");
+    EXPECT_INVALID(duet_get(W, dst, local, 8, peer), "get from a non-symmetric address");
+    EXPECT_INVALID(duet_put(W, inbox, dst, 8, npes), "put to PE npes");
+    EXPECT_INVALID(duet_put(W, inbox, dst, 8, -1), "put to PE -1");
+    EXPECT_INVALID(duet_get(W, dst, inbox, 8, npes + 3), "get from PE npes+3");
+    EXPECT_INVALID(duet_put(W, inbox, dst, SIZE_MAX / 2, peer), "put running past the end of the heap");
+    EXPECT_INVALID(duet_p_long(W, (long *)(void *)local, 1, peer), "p to a non-symmetric address");
+    EXPECT_INVALID(duet_g_int(W, (int *)(void *)local, peer, (int *)(void *)dst), "g from a non-symmetric address");
+    EXPECT_INVALID(duet_put(W, inbox, NULL, 8, peer), "put from a NULL source");
+    EXPECT_INVALID(duet_iput(W, inbox, local, 0, 1, 2, 4, peer), "iput with dst_stride 0");
+    EXPECT_INVALID(duet_iget(W, local, inbox, 1, 0, 2, 4, peer), "iget with src_stride 0");
+    EXPECT_INVALID(duet_iput_long(W, (long *)(void *)inbox, (long *)(void *)local, -1, 1, (size_t)1 << 40, peer),
                    "iput whose negative stride reaches below the heap");
-    expect_invalid(duet_iput_long(W, (long *)(void *)inbox, (long *)(void *)local, 1, 1, SIZE_MAX / 4, peer),
+    EXPECT_INVALID(duet_iput_long(W, (long *)(void *)inbox, (long *)(void *)local, 1, 1, SIZE_MAX / 4, peer),
                    "iput whose extent overflows");
-    expect_invalid(duet_put_long(W, (long *)(void *)inbox, (long *)(void *)local, SIZE_MAX / 4, peer),
+    EXPECT_INVALID(duet_put_long(W, (long *)(void *)inbox, (long *)(void *)local, SIZE_MAX / 4, peer),
                    "put_long whose byte count overflows");
     duet_status_t st = duet_put(NULL, inbox, local, 8, peer);
-    expect_invalid(st, "put on a NULL communicator");
+    EXPECT_INVALID(st, "put on a NULL communicator");
     /* a negative stride must not reach into the heap's internal area just below the first block */
     if (!duet_addr_accessible(W, first - 1, peer)) {
-        expect_invalid(duet_iput(W, first, local, -1, 1, 2, 8, peer), "iput reaching 8 bytes below the user heap");
-        expect_invalid(duet_iget(W, local, first, 1, -1, 2, 8, peer), "iget reaching 8 bytes below the user heap");
-        expect_invalid(duet_put(W, first - 8, local, 8, peer), "put 8 bytes below the user heap");
+        EXPECT_INVALID(duet_iput(W, first, local, -1, 1, 2, 8, peer), "iput reaching 8 bytes below the user heap");
+        EXPECT_INVALID(duet_iget(W, local, first, 1, -1, 2, 8, peer), "iget reaching 8 bytes below the user heap");
+        EXPECT_INVALID(duet_put(W, first - 8, local, 8, peer), "put 8 bytes below the user heap");
     }
 }
 
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a killed job */
-    const char *s = argc > 1 ? argv[1] : getenv("DUET_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
-    duet_status_t st = duet_init();
-    if (st) {
-        fprintf(stderr, "test_rma: duet_init: %s (%s)\n", duet_status_str(st), duet_last_error());
-        return 1;
-    }
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
 
     /* rank 0's seed is everyone's seed */
     uint64_t *sym_seed = duet_malloc(W, sizeof(uint64_t));
-    if (!sym_seed) { fprintf(stderr, "test_rma: rank %d: duet_malloc failed: %s\n", me, duet_last_error()); return 1; }
-    if (me == 0)
-        for (int p = 0; p < npes; p++) CHECK_OK(duet_p_uint64(W, sym_seed, seed, p), "seed broadcast");
-    CHECK_OK(duet_barrier_all(), "barrier after the seed");
-    g_seed = *sym_seed;
-    if (me == 0) printf("test_rma: %d PEs, seed %" PRIu64 "\n", npes, g_seed);
+    CHECK(sym_seed, "duet_malloc of the seed word failed");
+    EXPECT_OK_MSG(dt_share_seed(W, sym_seed, &seed), "seed broadcast");
+    if (me == 0) printf("test_rma: %d PEs, seed %" PRIu64 "\n", npes, seed);
 
     /* the largest round decides the inbox; pub holds the stream every get reads */
     size_t max_slot = 0, pub_len = big_len() + 8192;
@@ -381,28 +328,25 @@ int main(int argc, char **argv)
         size_t slot = 0;
         for (int k = 0; k < n; k++) {
             slot += dest_region(&ops[k]);
-            if (src_len(&ops[k]) > pub_len) { fprintf(stderr, "test_rma: bug: pub too small\n"); return 1; }
+            CHECK(src_len(&ops[k]) <= pub_len, "bug: pub too small");
         }
         if (slot > max_slot) max_slot = slot;
     }
     uint8_t *inbox = duet_malloc(W, max_slot * (size_t)npes);
     uint8_t *pub = duet_malloc(W, pub_len);
-    if (!inbox || !pub) { fprintf(stderr, "test_rma: rank %d: duet_malloc failed: %s\n", me, duet_last_error()); return 1; }
+    CHECK(inbox && pub, "duet_malloc failed");
     stream_fill(pub, pub_len, key3(~0ull, (uint64_t)me, 0));
-    CHECK_OK(duet_barrier_all(), "barrier after filling pub");
+    EXPECT_OK_MSG(duet_barrier_all(), "barrier after filling pub");
 
     check_args(inbox, (uint8_t *)sym_seed); /* the first block */
     for (int r = 0; r < nrounds; r++) run_round(r, inbox, pub);
 
-    CHECK_OK(duet_barrier_all(), "final barrier");
-    CHECK_OK(duet_free(W, pub), "free pub");
-    CHECK_OK(duet_free(W, inbox), "free inbox");
-    CHECK_OK(duet_free(W, sym_seed), "free seed");
-    CHECK_OK(duet_finalize(), "finalize");
-    if (n_fail) {
-        fprintf(stderr, "test_rma: rank %d: %ld failure(s), seed %" PRIu64 "\n", me, n_fail, g_seed);
-        return 1;
-    }
+    EXPECT_OK_MSG(duet_barrier_all(), "final barrier");
+    EXPECT_OK_MSG(duet_free(W, pub), "free pub");
+    EXPECT_OK_MSG(duet_free(W, inbox), "free inbox");
+    EXPECT_OK_MSG(duet_free(W, sym_seed), "free seed");
+    EXPECT_OK_MSG(duet_finalize(), "finalize");
+    if (dt_finish()) return 1;
     if (me == 0) printf("test_rma: %d rounds passed on %d PEs\n", nrounds, npes);
     return 0;
 }

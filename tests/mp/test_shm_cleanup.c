@@ -22,7 +22,8 @@
  *                     duet_init; the others wait in duet_init             -> 137
  *         exit-early  the same, but rank 1 exits with status 3           -> 1
  */
-#include <dirent.h>
+#include "duet_test.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,36 +34,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "duet/duet.h"
 
 static int me = -1;
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", me, __FILE__, __LINE__, #cond);         \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
-
-/* Names in /dev/shm starting with duet-<secret>; the first one found goes to `first`. */
-static int count_shm(const char *secret, char *first, size_t len)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "duet-%s", secret);
-    DIR *d = opendir("/dev/shm");
-    if (!d) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            if (n++ == 0 && first) snprintf(first, len, "%s", e->d_name);
-        }
-    closedir(d);
-    return n;
-}
 
 /* Mappings of /dev/shm/duet-<secret>* in this process: how many, how many not deleted,
  * and how many have a mode other than 0600 (-1 when modes cannot be read). */
@@ -93,7 +66,7 @@ static void scan_maps(const char *secret, int *maps, int *live, int *bad_mode)
 static void check_unlinked(const char *secret, int expect_maps, const char *what)
 {
     char first[256] = "";
-    int left = count_shm(secret, first, sizeof first), maps, live, bad_mode;
+    int left = dt_count_shm(secret, first, sizeof first), maps, live, bad_mode;
     CHECK(left == 0, "%s: %d segment names of this job in /dev/shm while it runs (%s)", what, left, first);
     scan_maps(secret, &maps, &live, &bad_mode);
     CHECK(maps >= expect_maps, "%s: %d segments mapped, want at least %d", what, maps, expect_maps);
@@ -107,6 +80,7 @@ static int rank_main(const char *mode, const char *dir)
     const char *secret = getenv("DUET_JOB_SECRET");
     CHECK(secret && strlen(secret) == 32, "no DUET_JOB_SECRET: run me under duetrun");
     me = atoi(getenv("DUET_RANK") ? getenv("DUET_RANK") : "-1");
+    dt_set_rank(me, 0);
     if (dir) { /* every rank: the one that dies early may be the only one that gets here */
         char tmp[512], path[512];
         snprintf(tmp, sizeof tmp, "%s/.secret.%d", dir, me);
@@ -127,20 +101,19 @@ static int rank_main(const char *mode, const char *dir)
             raise(SIGKILL);
         }
         duet_init(); /* waits for rank 1, which never comes: duetrun ends us */
-        fprintf(stderr, "rank %d: duet_init returned although rank 1 died\n", me);
-        return 1;
+        FATAL("duet_init returned although rank 1 died");
     }
-    OK(duet_init());
+    CHECK_OK(duet_init());
     duet_comm_t w = duet_comm_world();
     int n = duet_n_pes();
+    dt_set_rank(me, n);
     void *p = duet_malloc(w, 1 << 20);
     CHECK(p, "malloc");
-    OK(duet_barrier(w));
+    CHECK_OK(duet_barrier(w));
     if (!strcmp(mode, "kill")) {
         if (me == 1 || n == 1) raise(SIGKILL);
         duet_barrier(w); /* rank 1 never arrives */
-        fprintf(stderr, "rank %d: the barrier returned although rank 1 died\n", me);
-        return 1;
+        FATAL("the barrier returned although rank 1 died");
     }
     CHECK(!strcmp(mode, "normal"), "unknown mode \"%s\"", mode);
     check_unlinked(secret, n, "after duet_init");
@@ -148,31 +121,27 @@ static int rank_main(const char *mode, const char *dir)
     /* an independent communicator (its id from rank 0, handed out with puts) and a team */
     duet_unique_id_t *sym = duet_malloc(w, sizeof *sym), id;
     CHECK(sym, "malloc");
-    if (me == 0) {
-        OK(duet_get_unique_id(&id));
-        for (int pe = 0; pe < n; pe++) OK(duet_put(w, sym, &id, sizeof id, pe));
-    }
-    OK(duet_barrier(w));
-    id = *sym;
+    if (me == 0) CHECK_OK(duet_get_unique_id(&id));
+    CHECK_OK(dt_bcast(w, sym, &id, sizeof id, 0));
     duet_comm_t c, t;
     duet_config_t cfg = DUET_CONFIG_INIT;
     cfg.symmetric_size = 1 << 20;
-    OK(duet_comm_init_rank(&c, n, id, me, &cfg));
-    OK(duet_comm_split(w, me % 2, 0, &t));
-    OK(duet_barrier(c));
+    CHECK_OK(duet_comm_init_rank(&c, n, id, me, &cfg));
+    CHECK_OK(duet_comm_split(w, me % 2, 0, &t));
+    CHECK_OK(duet_barrier(c));
     check_unlinked(secret, 2 * n, "with a second communicator and a team");
-    OK(duet_comm_destroy(t));
-    OK(duet_comm_destroy(c));
-    OK(duet_barrier(w));
+    CHECK_OK(duet_comm_destroy(t));
+    CHECK_OK(duet_comm_destroy(c));
+    CHECK_OK(duet_barrier(w));
     int maps, live, bad;
     scan_maps(secret, &maps, &live, &bad);
     CHECK(maps == n, "%d segments mapped after the second communicator was destroyed, want %d", maps, n);
-    OK(duet_free(w, sym));
-    OK(duet_free(w, p));
-    OK(duet_finalize());
+    CHECK_OK(duet_free(w, sym));
+    CHECK_OK(duet_free(w, p));
+    CHECK_OK(duet_finalize());
     scan_maps(secret, &maps, &live, &bad);
     CHECK(maps == 0, "%d segments still mapped after duet_finalize", maps);
-    CHECK(count_shm(secret, NULL, 0) == 0, "names in /dev/shm after duet_finalize");
+    CHECK(dt_count_shm(secret, NULL, 0) == 0, "names in /dev/shm after duet_finalize");
     return 0;
 }
 
@@ -194,15 +163,6 @@ static int run_job(const char *duetrun, const char *self, int nranks, const char
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static char g_dir[64];
-static pid_t g_driver;
-static void remove_dir(void) /* also when a CHECK fails */
-{
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (g_dir[0] && getpid() == g_driver && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", g_dir);
-}
-
 static int driver(const char *duetrun, const char *self)
 {
     static const struct {
@@ -210,12 +170,8 @@ static int driver(const char *duetrun, const char *self)
         int nranks, want_rc;
     } jobs[] = {{"normal", 4, 0}, {"normal", 1, 0}, {"kill", 3, 137}, {"kill-early", 3, 137},
                 {"exit-early", 2, 1}};
-    char dir[] = "/tmp/duet-shm-test.XXXXXX";
-    CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    snprintf(g_dir, sizeof g_dir, "%s", dir);
-    g_driver = getpid();
-    atexit(remove_dir);
-    int failed = 0;
+    const char *dir = dt_temp_dir("/tmp/duet-shm-test.XXXXXX"); /* removed at exit */
+    CHECK(dir, "mkdtemp: %s", strerror(errno));
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
         char path[600], secret[64] = "", first[256] = "";
         int rc = run_job(duetrun, self, jobs[i].nranks, jobs[i].mode, dir);
@@ -224,30 +180,20 @@ static int driver(const char *duetrun, const char *self)
             snprintf(path, sizeof path, "%s/secret.%d", dir, r);
             FILE *f = fopen(path, "r");
             if (f && fgets(s, sizeof s, f) && strlen(s) == 33) {
-                if (secret[0] && strcmp(s, secret)) {
-                    fprintf(stderr, "FAIL %s x%d: ranks saw different secrets\n", jobs[i].mode, jobs[i].nranks);
-                    failed = 1;
-                }
+                if (secret[0] && strcmp(s, secret))
+                    FAIL("%s x%d: ranks saw different secrets", jobs[i].mode, jobs[i].nranks);
                 memcpy(secret, s, sizeof s);
             }
             if (f) fclose(f);
             unlink(path);
         }
-        if (!secret[0]) {
-            fprintf(stderr, "FAIL %s x%d: no rank wrote its secret into %s\n", jobs[i].mode, jobs[i].nranks, dir);
-            failed = 1;
-        }
+        if (!secret[0]) FAIL("%s x%d: no rank wrote its secret into %s", jobs[i].mode, jobs[i].nranks, dir);
         secret[strcspn(secret, "\n")] = '\0';
-        if (rc != jobs[i].want_rc) {
-            fprintf(stderr, "FAIL %s x%d: duetrun exited %d, want %d\n", jobs[i].mode, jobs[i].nranks, rc,
-                    jobs[i].want_rc);
-            failed = 1;
-        }
-        int left = secret[0] ? count_shm(secret, first, sizeof first) : 0;
+        EXPECT(rc == jobs[i].want_rc, "%s x%d: duetrun exited %d, want %d", jobs[i].mode, jobs[i].nranks, rc,
+               jobs[i].want_rc);
+        int left = secret[0] ? dt_count_shm(secret, first, sizeof first) : 0;
         if (left) {
-            fprintf(stderr, "FAIL %s x%d: %d names of the job left in /dev/shm (%s)\n", jobs[i].mode,
-                    jobs[i].nranks, left, first);
-            failed = 1;
+            FAIL("%s x%d: %d names of the job left in /dev/shm (%s)", jobs[i].mode, jobs[i].nranks, left, first);
             char prefix[64]; /* do not leave them for the next run */
             snprintf(prefix, sizeof prefix, "/%s", first);
             shm_unlink(prefix);
@@ -255,7 +201,7 @@ static int driver(const char *duetrun, const char *self)
         printf("test_shm_cleanup: %-10s x%d: exit %d, %d left in /dev/shm\n", jobs[i].mode,
                jobs[i].nranks, rc, left);
     }
-    return failed; /* remove_dir: ranks ended by a signal may have left a .secret.<rank> */
+    return dt_finish(); /* the directory goes at exit (ranks ended by a signal may have left a .secret.<rank>) */
 }
 
 int main(int argc, char **argv)

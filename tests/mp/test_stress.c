@@ -17,13 +17,14 @@
  * each region byte, every counter, the signal counts, the ticket count and its bitmap.
  * Work per rank scales down with the rank count so 8 ranks on 2 cores take a few seconds.
  */
+#include "duet_test.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "duet/duet.h"
 
 enum { REGION = 2048, NCTR = 8, PHASES = 8 };
 
@@ -31,27 +32,6 @@ static int me = -1, npes;
 static duet_comm_t W;
 static uint64_t g_seed;
 static uint64_t g_retries; /* compare-and-swap retries: evidence of contention */
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s (seed %" PRIu64 "): ", me, __FILE__,        \
-                    __LINE__, #cond, g_seed);                                                   \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());                         \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define OK(call) do { duet_status_t st_ = (call); CHECK(st_ == DUET_OK, "%s -> %s", #call, duet_status_str(st_)); } while (0)
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static uint64_t below(uint64_t *s, uint64_t n) { return rng_next(s) % n; }
 
 /* The symmetric state, all in one block. */
 typedef struct {
@@ -81,21 +61,21 @@ typedef struct {
 static op_t gen_op(uint64_t *rng)
 {
     op_t o = {0};
-    o.type = (int)below(rng, OP_COUNT);
-    o.target = (int)below(rng, (uint64_t)npes);
-    o.ctr = (int)below(rng, NCTR);
+    o.type = (int)rng_below(rng, OP_COUNT);
+    o.target = (int)rng_below(rng, (uint64_t)npes);
+    o.ctr = (int)rng_below(rng, NCTR);
     o.value = rng_next(rng);
     switch (o.type) {
     case OP_PUT: case OP_PUT_NBI: case OP_PUT_SIGNAL:
         /* mostly small, sometimes up to the whole region, offsets unaligned */
-        o.len = below(rng, 4) == 0 ? 1 + below(rng, REGION) : 1 + below(rng, 64);
-        o.off = below(rng, REGION - o.len + 1);
+        o.len = rng_below(rng, 4) == 0 ? 1 + rng_below(rng, REGION) : 1 + rng_below(rng, 64);
+        o.off = rng_below(rng, REGION - o.len + 1);
         break;
-    case OP_P: o.off = 8 * below(rng, REGION / 8); o.len = 8; break;
+    case OP_P: o.off = 8 * rng_below(rng, REGION / 8); o.len = 8; break;
     case OP_IPUT:
-        o.stride = 1 + below(rng, 3);
-        o.len = 1 + below(rng, 40);                              /* elements of 4 bytes */
-        o.off = 4 * below(rng, (REGION - ((o.len - 1) * o.stride + 1) * 4) / 4 + 1);
+        o.stride = 1 + rng_below(rng, 3);
+        o.len = 1 + rng_below(rng, 40);                          /* elements of 4 bytes */
+        o.off = 4 * rng_below(rng, (REGION - ((o.len - 1) * o.stride + 1) * 4) / 4 + 1);
         break;
     default: break;
     }
@@ -138,34 +118,34 @@ static void execute(const op_t *o, unsigned char *src)
     size_t n = o->type == OP_IPUT ? o->len * 4 : o->len;
     payload(o->value, src, n);
     switch (o->type) {
-    case OP_PUT: OK(duet_put(W, dest + o->off, src, o->len, t)); break;
+    case OP_PUT: CHECK_OK(duet_put(W, dest + o->off, src, o->len, t)); break;
     case OP_PUT_NBI:
-        OK(duet_put_nbi(W, dest + o->off, src, o->len, t));
-        OK(duet_quiet(W)); /* src is reused by the next op */
+        CHECK_OK(duet_put_nbi(W, dest + o->off, src, o->len, t));
+        CHECK_OK(duet_quiet(W)); /* src is reused by the next op */
         break;
     case OP_P: {
         uint64_t v;
         memcpy(&v, src, 8);
-        OK(duet_p_uint64(W, (uint64_t *)(void *)(dest + o->off), v, t));
+        CHECK_OK(duet_p_uint64(W, (uint64_t *)(void *)(dest + o->off), v, t));
         break;
     }
     case OP_IPUT:
-        OK(duet_iput_uint32(W, (uint32_t *)(void *)(dest + o->off), (const uint32_t *)(void *)src,
-                            (ptrdiff_t)o->stride, 1, o->len, t));
+        CHECK_OK(duet_iput_uint32(W, (uint32_t *)(void *)(dest + o->off), (const uint32_t *)(void *)src,
+                                  (ptrdiff_t)o->stride, 1, o->len, t));
         break;
     case OP_PUT_SIGNAL:
-        OK(duet_put_signal(W, dest + o->off, src, o->len, &S->sig[me], 1, DUET_SIGNAL_ADD, t));
+        CHECK_OK(duet_put_signal(W, dest + o->off, src, o->len, &S->sig[me], 1, DUET_SIGNAL_ADD, t));
         break;
-    case OP_ADD64: OK(duet_atomic_add_uint64(W, &S->add64[o->ctr], o->value, t)); break;
-    case OP_ADD32: OK(duet_atomic_add_uint32(W, &S->add32[o->ctr], (uint32_t)o->value, t)); break;
-    case OP_INC: OK(duet_atomic_inc_uint64(W, &S->add64[o->ctr], t)); break;
-    case OP_XOR: OK(duet_atomic_xor_uint64(W, &S->xor64[o->ctr], o->value, t)); break;
+    case OP_ADD64: CHECK_OK(duet_atomic_add_uint64(W, &S->add64[o->ctr], o->value, t)); break;
+    case OP_ADD32: CHECK_OK(duet_atomic_add_uint32(W, &S->add32[o->ctr], (uint32_t)o->value, t)); break;
+    case OP_INC: CHECK_OK(duet_atomic_inc_uint64(W, &S->add64[o->ctr], t)); break;
+    case OP_XOR: CHECK_OK(duet_atomic_xor_uint64(W, &S->xor64[o->ctr], o->value, t)); break;
     case OP_CSWAP: {
         uint64_t old, seen;
-        OK(duet_atomic_fetch_uint64(W, &S->add64[o->ctr], t, &old));
+        CHECK_OK(duet_atomic_fetch_uint64(W, &S->add64[o->ctr], t, &old));
         for (int tries = 0;; tries++) {
             CHECK(tries < 1000000, "compare-and-swap never succeeded");
-            OK(duet_atomic_compare_swap_uint64(W, &S->add64[o->ctr], old, old + o->value, t, &seen));
+            CHECK_OK(duet_atomic_compare_swap_uint64(W, &S->add64[o->ctr], old, old + o->value, t, &seen));
             if (seen == old) break;
             old = seen;
             g_retries++;
@@ -174,21 +154,21 @@ static void execute(const op_t *o, unsigned char *src)
     }
     case OP_TICKET: {
         uint64_t ticket;
-        OK(duet_atomic_fetch_inc_uint64(W, &S->tickets, t, &ticket));
+        CHECK_OK(duet_atomic_fetch_inc_uint64(W, &S->tickets, t, &ticket));
         CHECK(ticket / 64 < g_bitmap_words, "ticket %" PRIu64 " beyond any possible count", ticket);
-        OK(duet_atomic_or_uint64(W, &S->bitmap[ticket / 64], 1ull << (ticket % 64), t));
+        CHECK_OK(duet_atomic_or_uint64(W, &S->bitmap[ticket / 64], 1ull << (ticket % 64), t));
         break;
     }
     case OP_GET: {
-        OK(duet_quiet(W));
-        OK(duet_get(W, src, dest, REGION, t));
+        CHECK_OK(duet_quiet(W));
+        CHECK_OK(duet_get(W, src, dest, REGION, t));
         unsigned char *sh = g_shadow + (size_t)t * REGION;
         for (size_t i = 0; i < REGION; i++)
             CHECK(src[i] == sh[i], "get of my region on pe %d: byte %zu = 0x%02x, I wrote 0x%02x", t,
                   i, src[i], sh[i]);
         break;
     }
-    case OP_FENCE: OK(duet_fence(W)); break;
+    case OP_FENCE: CHECK_OK(duet_fence(W)); break;
     }
     if (o->type <= OP_PUT_SIGNAL) apply_data(o, g_shadow + (size_t)t * REGION, src);
 }
@@ -240,22 +220,16 @@ static void verify(const expect_t *e, int phase)
 int main(int argc, char **argv)
 {
     setenv("DUET_SYMMETRIC_SIZE", "16M", 1);
-    OK(duet_init());
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     CHECK(npes <= 64, "at most 64 ranks");
 
     /* the seed: argv, the environment, or rank 0's clock handed out with puts */
-    const char *s = argc > 1 ? argv[1] : getenv("DUET_TEST_SEED");
     uint64_t *seed_sym = duet_malloc(W, sizeof(uint64_t));
     CHECK(seed_sym, "malloc");
-    if (me == 0) {
-        uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
-        for (int pe = 0; pe < npes; pe++) OK(duet_put(W, seed_sym, &seed, sizeof seed, pe));
-    }
-    OK(duet_barrier(W));
-    g_seed = *seed_sym;
+    if (me == 0)
+        g_seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20));
+    CHECK_OK(dt_share_seed(W, seed_sym, &g_seed));
 
     const int ops = 960000 / npes > 50000 ? 960000 / npes : 50000;
     const int per_phase = ops / PHASES;
@@ -277,21 +251,21 @@ int main(int argc, char **argv)
     uint64_t *rngs = malloc(sizeof(uint64_t) * (size_t)npes); /* replay position per source */
     for (int r = 0; r < npes; r++) rngs[r] = g_seed ^ (0x5851f42d4c957f2dull * (uint64_t)(r + 1));
     uint64_t mine = rngs[me];
-    OK(duet_barrier(W)); /* the calloc'ed state is zero everywhere before anyone writes */
+    CHECK_OK(duet_barrier(W)); /* the calloc'ed state is zero everywhere before anyone writes */
 
     for (int phase = 0; phase < PHASES; phase++) {
         for (int i = 0; i < per_phase; i++) {
             op_t o = gen_op(&mine);
             execute(&o, src);
         }
-        OK(duet_barrier(W));
+        CHECK_OK(duet_barrier(W));
         for (int r = 0; r < npes; r++)
             for (int i = 0; i < per_phase; i++) {
                 op_t o = gen_op(&rngs[r]);
                 replay(&o, r, &e, tmp);
             }
         verify(&e, phase);
-        OK(duet_barrier(W)); /* nobody starts the next phase while others still check */
+        CHECK_OK(duet_barrier(W)); /* nobody starts the next phase while others still check */
     }
 
     free(rngs);
@@ -299,9 +273,9 @@ int main(int argc, char **argv)
     free(src);
     free(tmp);
     free(g_shadow);
-    OK(duet_free(W, S));
-    OK(duet_free(W, seed_sym));
-    OK(duet_finalize());
+    CHECK_OK(duet_free(W, S));
+    CHECK_OK(duet_free(W, seed_sym));
+    CHECK_OK(duet_finalize());
     if (me == 0) printf("test_stress: passed (rank 0 retried %" PRIu64 " compare-and-swaps)\n", g_retries);
     return 0;
 }

@@ -30,7 +30,7 @@
  *
  * Usage: test_sync [seed]   (else $DUET_TEST_SEED, else the time; rank 0's seed is used)
  */
-#include <duet/duet.h>
+#include "duet_test.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,63 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_REPORTS 20
 #define MAXMSG 16384
 #define VN 8 /* elements of each vector-form array */
 
-static uint64_t g_seed;
 static int me, npes, left, right;
-static long n_fail;
 static duet_comm_t W;
-
-#define FAIL(...)                                                                              \
-    do {                                                                                       \
-        if (n_fail++ < MAX_REPORTS) { /* one write per report: ranks share stderr */          \
-            char m_[768];                                                                      \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                              \
-            fprintf(stderr, "%s: rank %d/%d seed %" PRIu64 ": FAIL %s:%d: %s\n", "test_sync", me,     \
-                    npes, g_seed, __FILE__, __LINE__, m_);                                     \
-        }                                                                                      \
-    } while (0)
-#define OK(call)                                                                               \
-    do {                                                                                       \
-        duet_status_t st_ = (call);                                                            \
-        if (st_ != DUET_OK) FAIL("%s: %s (%s)", #call, duet_status_str(st_), duet_last_error()); \
-    } while (0)
-
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static uint64_t key3(uint64_t a, uint64_t b, uint64_t c) { return mix(g_seed ^ mix(a ^ mix(b ^ mix(c)))); }
-static uint8_t stream_byte(uint64_t K, size_t j) { return (uint8_t)(mix(K ^ ((j >> 3) * 0xd6e8feb86659fd93ull)) >> ((j & 7) * 8)); }
-static void stream_fill(uint8_t *b, size_t n, uint64_t K) { for (size_t j = 0; j < n; j++) b[j] = stream_byte(K, j); }
-static size_t stream_diff(const uint8_t *b, size_t n, uint64_t K)
-{
-    for (size_t j = 0; j < n; j++)
-        if (b[j] != stream_byte(K, j)) return j;
-    return SIZE_MAX;
-}
-
-static void barrier(const char *where)
-{
-    duet_status_t st = duet_barrier_all();
-    if (st) FAIL("barrier (%s): %s (%s)", where, duet_status_str(st), duet_last_error());
-}
-static void expect_invalid(duet_status_t st, const char *what)
-{
-    if (st != DUET_ERR_INVALID_ARG) FAIL("%s: returned %s, expected DUET_ERR_INVALID_ARG", what, duet_status_str(st));
-    else if (!duet_last_error()[0]) FAIL("%s: DUET_ERR_INVALID_ARG without a duet_last_error() message", what);
-}
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t *sig;   /* symmetric uint64_t[64 + 2 * npes]: misc signals, then per-peer */
 static uint8_t *dbuf;   /* symmetric npes * (MAXMSG + 8): put_signal inbox, one slot per sender */
@@ -126,50 +74,50 @@ static void test_signal_basic(void)
     const int nw = (int)(sizeof w / sizeof w[0]);
     uint64_t v = 0;
     memset(sig, 0, 64 * sizeof *sig);
-    barrier("signal basic: init");
+    EXPECT_BARRIER_ALL("signal basic: init");
     for (int p = 0; p < npes; p++) {
-        OK(duet_signal_op(W, &sig[0], (uint64_t)me + 1, DUET_SIGNAL_ADD, p));
-        if (me == npes - 1) OK(duet_signal_op(W, &sig[1], 1000u + (uint64_t)p, DUET_SIGNAL_SET, p));
+        EXPECT_OK(duet_signal_op(W, &sig[0], (uint64_t)me + 1, DUET_SIGNAL_ADD, p));
+        if (me == npes - 1) EXPECT_OK(duet_signal_op(W, &sig[1], 1000u + (uint64_t)p, DUET_SIGNAL_SET, p));
     }
-    for (int i = 0; i < 5; i++) OK(duet_signal_op(W, &sig[2], 3, DUET_SIGNAL_ADD, right));
+    for (int i = 0; i < 5; i++) EXPECT_OK(duet_signal_op(W, &sig[2], 3, DUET_SIGNAL_ADD, right));
     for (int ph = 0; ph < 2; ph++) { /* signal_wait_until, every comparison, at the boundary */
         int partner, role = pair_role(ph, &partner);
         for (int c = 0; c < nw; c++) sig[8 + c] = w[c].init;
         sig[4] = 0;
-        barrier("signal wait: init");
+        EXPECT_BARRIER_ALL("signal wait: init");
         for (int c = 0; c < nw; c++) {
             if (role == ROLE_WRITER) {
-                OK(duet_signal_wait_until(W, &sig[4], DUET_CMP_GE, (uint64_t)c + 1, NULL));
-                OK(duet_signal_op(W, &sig[8 + c], w[c].fin, DUET_SIGNAL_SET, partner));
+                EXPECT_OK(duet_signal_wait_until(W, &sig[4], DUET_CMP_GE, (uint64_t)c + 1, NULL));
+                EXPECT_OK(duet_signal_op(W, &sig[8 + c], w[c].fin, DUET_SIGNAL_SET, partner));
             } else if (role != ROLE_NONE) {
-                if (role == ROLE_OWNER) OK(duet_signal_op(W, &sig[4], (uint64_t)c + 1, DUET_SIGNAL_SET, partner));
-                else OK(duet_signal_op(W, &sig[8 + c], w[c].fin, DUET_SIGNAL_SET, me));
+                if (role == ROLE_OWNER) EXPECT_OK(duet_signal_op(W, &sig[4], (uint64_t)c + 1, DUET_SIGNAL_SET, partner));
+                else EXPECT_OK(duet_signal_op(W, &sig[8 + c], w[c].fin, DUET_SIGNAL_SET, me));
                 v = 12345;
-                OK(duet_signal_wait_until(W, &sig[8 + c], w[c].cmp, w[c].thr, &v));
+                EXPECT_OK(duet_signal_wait_until(W, &sig[8 + c], w[c].cmp, w[c].thr, &v));
                 if (v != w[c].fin)
                     FAIL("signal_wait_until cmp %d thr %" PRIu64 " from %" PRIu64 ": value_out %" PRIu64
                          ", expected %" PRIu64, w[c].cmp, w[c].thr, w[c].init, v, w[c].fin);
             }
         }
-        barrier("signal wait: done");
+        EXPECT_BARRIER_ALL("signal wait: done");
     }
-    OK(duet_signal_wait_until(W, &sig[2], DUET_CMP_GE, 15, &v));
+    EXPECT_OK(duet_signal_wait_until(W, &sig[2], DUET_CMP_GE, 15, &v));
     if (v != 15) FAIL("signal_wait_until after 5 ADDs of 3: value_out %" PRIu64, v);
-    barrier("signal basic: ops done");
-    OK(duet_signal_fetch(W, &sig[0], &v));
+    EXPECT_BARRIER_ALL("signal basic: ops done");
+    EXPECT_OK(duet_signal_fetch(W, &sig[0], &v));
     if (v != (uint64_t)npes * (npes + 1) / 2) FAIL("signal ADDs from all ranks: %" PRIu64, v);
-    OK(duet_signal_fetch(W, &sig[1], &v));
+    EXPECT_OK(duet_signal_fetch(W, &sig[1], &v));
     if (v != 1000u + (uint64_t)me) FAIL("signal SET by the last rank: %" PRIu64, v);
     /* already satisfied: returns at once, every comparison, value_out may be NULL */
     sig[3] = 50;
     static const uint64_t ok_thr[6] = {50, 49, 49, 50, 51, 50};
     for (int c = 0; c < 6; c++) {
         v = 0;
-        OK(duet_signal_wait_until(W, &sig[3], c, ok_thr[c], &v));
+        EXPECT_OK(duet_signal_wait_until(W, &sig[3], c, ok_thr[c], &v));
         if (v != 50) FAIL("signal_wait_until (already true, cmp %d): value_out %" PRIu64, c, v);
-        OK(duet_signal_wait_until(W, &sig[3], c, ok_thr[c], NULL));
+        EXPECT_OK(duet_signal_wait_until(W, &sig[3], c, ok_thr[c], NULL));
     }
-    barrier("signal basic: end");
+    EXPECT_BARRIER_ALL("signal basic: end");
 }
 
 /* ---- put_signal: every rank to every rank, flow-controlled by acks */
@@ -180,7 +128,7 @@ static void test_put_signal(void)
     uint8_t **src = calloc((size_t)npes, sizeof *src);
     for (int p = 0; p < npes; p++) src[p] = malloc(MAXMSG);
     memset(in_sig, 0, 2 * (size_t)npes * sizeof *in_sig);
-    barrier("put_signal: init");
+    EXPECT_BARRIER_ALL("put_signal: init");
     for (int j = 0; j < rounds; j++) {
         for (int d = 0; d < npes; d++) {
             int p = (me + d) % npes;
@@ -188,27 +136,27 @@ static void test_put_signal(void)
             size_t n = h % 5 == 0 ? 0 : (h >> 8) % 3 == 0 ? (size_t)((h >> 16) % MAXMSG) : (size_t)((h >> 16) % 200);
             size_t off = (size_t)(h >> 40) % 8;
             int op = (j + p) % 2 ? DUET_SIGNAL_SET : DUET_SIGNAL_ADD, nbi = (int)((h >> 50) & 1);
-            OK(duet_signal_wait_until(W, &ack[p], DUET_CMP_GE, (uint64_t)j, NULL)); /* p has read round j-1 */
+            EXPECT_OK(duet_signal_wait_until(W, &ack[p], DUET_CMP_GE, (uint64_t)j, NULL)); /* p has read round j-1 */
             stream_fill(src[p], n, h);
             uint64_t value = op == DUET_SIGNAL_SET ? (uint64_t)j + 1 : 1;
             uint8_t *dest = dbuf + (size_t)me * (MAXMSG + 8) + off;
-            if (nbi) OK(duet_put_signal_nbi(W, dest, src[p], n, &in_sig[me], value, op, p));
-            else OK(duet_put_signal(W, dest, src[p], n, &in_sig[me], value, op, p));
+            if (nbi) EXPECT_OK(duet_put_signal_nbi(W, dest, src[p], n, &in_sig[me], value, op, p));
+            else EXPECT_OK(duet_put_signal(W, dest, src[p], n, &in_sig[me], value, op, p));
         }
-        OK(duet_quiet(W)); /* the _nbi sources may be reused after this */
+        EXPECT_OK(duet_quiet(W)); /* the _nbi sources may be reused after this */
         for (int s = 0; s < npes; s++) {
             uint64_t h = key3((uint64_t)j, (uint64_t)s, (uint64_t)me), v = 0;
             size_t n = h % 5 == 0 ? 0 : (h >> 8) % 3 == 0 ? (size_t)((h >> 16) % MAXMSG) : (size_t)((h >> 16) % 200);
             size_t off = (size_t)(h >> 40) % 8, bad;
-            OK(duet_signal_wait_until(W, &in_sig[s], DUET_CMP_GE, (uint64_t)j + 1, &v));
+            EXPECT_OK(duet_signal_wait_until(W, &in_sig[s], DUET_CMP_GE, (uint64_t)j + 1, &v));
             if (v != (uint64_t)j + 1) FAIL("put_signal round %d from %d: signal %" PRIu64 ", expected %d", j, s, v, j + 1);
             if ((bad = stream_diff(dbuf + (size_t)s * (MAXMSG + 8) + off, n, h)) != SIZE_MAX)
                 FAIL("put_signal round %d from %d (%zu bytes at offset %zu, %s): byte %zu is wrong after the "
                      "signal was seen", j, s, n, off, (j + me) % 2 ? "SET" : "ADD", bad);
-            OK(duet_signal_op(W, &ack[me], 1, DUET_SIGNAL_ADD, s));
+            EXPECT_OK(duet_signal_op(W, &ack[me], 1, DUET_SIGNAL_ADD, s));
         }
     }
-    barrier("put_signal: end");
+    EXPECT_BARRIER_ALL("put_signal: end");
     for (int p = 0; p < npes; p++) free(src[p]);
     free(src);
 }
@@ -235,10 +183,10 @@ static const struct { int cmp; long long init, thr, fin; } scal[6] = {
                 for (int c = 0; c < 6; c++) {                                                     \
                     int sat = -1;                                                                 \
                     iv[40] = vals[a];                                                             \
-                    OK(duet_test_##N(W, &iv[40], c, vals[b], &sat));                              \
+                    EXPECT_OK(duet_test_##N(W, &iv[40], c, vals[b], &sat));                       \
                     if (sat != ref_##N(vals[a], c, vals[b]))                                      \
                         FAIL("test_" #N "(%lld cmp %d %lld) = %d", (long long)vals[a], c, (long long)vals[b], sat); \
-                    if (sat == 1) OK(duet_wait_until_##N(W, &iv[40], c, vals[b]));                \
+                    if (sat == 1) EXPECT_OK(duet_wait_until_##N(W, &iv[40], c, vals[b]));         \
                 }                                                                                 \
         /* remote, at the boundary (see pair_role): the writer moves each ivar init -> fin */   \
         for (int ph = 0; ph < 2; ph++) {                                                          \
@@ -246,25 +194,25 @@ static const struct { int cmp; long long init, thr, fin; } scal[6] = {
             for (int c = 0; c < 6; c++) iv[c] = (T)(base + (T)scal[c].init);                      \
             iv[6] = base ? 1 : 0; /* extreme: unsigned max > 1, signed min < 0 */                 \
             sig[4] = 0;                                                                           \
-            barrier("wait_until: init");                                                          \
+            EXPECT_BARRIER_ALL("wait_until: init");                                               \
             for (int c = 0; c < 7 && role != ROLE_NONE; c++) {                                    \
                 int cmp = c < 6 ? scal[c].cmp : base ? DUET_CMP_GT : DUET_CMP_LT;                 \
                 T thr = c < 6 ? (T)(base + (T)scal[c].thr) : base ? (T)1 : (T)0;                  \
                 T fin = c < 6 ? (T)(base + (T)scal[c].fin) : base ? (T)-1 : vals[5];              \
                 int sat = 0;                                                                      \
                 if (role == ROLE_WRITER) {                                                        \
-                    OK(duet_signal_wait_until(W, &sig[4], DUET_CMP_GE, (uint64_t)c + 1, NULL));   \
-                    OK(duet_atomic_set_##N(W, &iv[c], fin, partner));                             \
+                    EXPECT_OK(duet_signal_wait_until(W, &sig[4], DUET_CMP_GE, (uint64_t)c + 1, NULL)); \
+                    EXPECT_OK(duet_atomic_set_##N(W, &iv[c], fin, partner));                      \
                     continue;                                                                     \
                 }                                                                                 \
-                if (role == ROLE_OWNER) OK(duet_signal_op(W, &sig[4], (uint64_t)c + 1, DUET_SIGNAL_SET, partner)); \
-                else OK(duet_atomic_set_##N(W, &iv[c], fin, me));                                 \
-                OK(duet_wait_until_##N(W, &iv[c], cmp, thr));                                     \
+                if (role == ROLE_OWNER) EXPECT_OK(duet_signal_op(W, &sig[4], (uint64_t)c + 1, DUET_SIGNAL_SET, partner)); \
+                else EXPECT_OK(duet_atomic_set_##N(W, &iv[c], fin, me));                          \
+                EXPECT_OK(duet_wait_until_##N(W, &iv[c], cmp, thr));                              \
                 if (iv[c] != fin) FAIL("wait_until_" #N " cmp %d returned; value %lld, expected %lld", cmp, (long long)iv[c], (long long)fin); \
-                OK(duet_test_##N(W, &iv[c], cmp, thr, &sat));                                    \
+                EXPECT_OK(duet_test_##N(W, &iv[c], cmp, thr, &sat));                              \
                 if (sat != 1) FAIL("test_" #N " cmp %d after the wait: %d", cmp, sat);            \
             }                                                                                     \
-            barrier("wait_until: done");                                                          \
+            EXPECT_BARRIER_ALL("wait_until: done");                                               \
         }                                                                                         \
         /* vector forms: arrays [all, any, some, all_v, any_v, some_v] of VN, two excluded */    \
         int c = t % 6, cmp = scal[c].cmp, st[VN] = {0}, none[VN], chosen;                         \
@@ -276,7 +224,7 @@ static const struct { int cmp; long long init, thr, fin; } scal[6] = {
             vthr[i] = (T)(thr + (T)i);                                                            \
             for (int k = 0; k < 6; k++) iv[k * 8 + i] = (T)(base + (T)scal[c].init + (k >= 3 ? (T)i : 0)); \
         }                                                                                         \
-        barrier("vector: init");                                                                  \
+        EXPECT_BARRIER_ALL("vector: init");                                                       \
         int rchosen;                                                                              \
         for (rchosen = (int)(key3(3, (uint64_t)t, (uint64_t)me) % VN); st[rchosen]; rchosen = (rchosen + 1) % VN) {}         \
         for (int k = 0; k < 6; k++) {                                                             \
@@ -284,83 +232,83 @@ static const struct { int cmp; long long init, thr, fin; } scal[6] = {
             T d = k >= 3 ? 1 : 0, fin = (T)(base + (T)scal[c].fin);                               \
             if (k % 3 == 0) { /* all: every included element, none of the excluded */             \
                 for (int i = VN - 1; i >= 0; i--)                                                 \
-                    if (!st[i]) OK(duet_atomic_set_##N(W, &arr[i], (T)(fin + d * (T)i), right));  \
+                    if (!st[i]) EXPECT_OK(duet_atomic_set_##N(W, &arr[i], (T)(fin + d * (T)i), right)); \
             } else { /* any / some: the excluded first, then one included */                      \
                 for (int i = 0; i < VN; i++)                                                      \
-                    if (st[i]) OK(duet_atomic_set_##N(W, &arr[i], (T)(fin + d * (T)i), right));   \
-                OK(duet_fence(W));                                                                \
-                OK(duet_atomic_set_##N(W, &arr[rchosen], (T)(fin + d * (T)rchosen), right));      \
+                    if (st[i]) EXPECT_OK(duet_atomic_set_##N(W, &arr[i], (T)(fin + d * (T)i), right)); \
+                EXPECT_OK(duet_fence(W));                                                         \
+                EXPECT_OK(duet_atomic_set_##N(W, &arr[rchosen], (T)(fin + d * (T)rchosen), right)); \
             }                                                                                     \
         }                                                                                         \
         size_t idx = 777, idxs[VN], cnt = 777;                                                    \
-        OK(duet_wait_until_all_##N(W, &iv[0], VN, st, cmp, thr));                                 \
-        OK(duet_wait_until_any_##N(W, &iv[8], VN, st, cmp, thr, &idx));                           \
+        EXPECT_OK(duet_wait_until_all_##N(W, &iv[0], VN, st, cmp, thr));                          \
+        EXPECT_OK(duet_wait_until_any_##N(W, &iv[8], VN, st, cmp, thr, &idx));                    \
         if (idx != (size_t)chosen) FAIL("wait_until_any_" #N ": index %zu, expected %d", idx, chosen); \
-        OK(duet_wait_until_some_##N(W, &iv[16], VN, st, cmp, thr, idxs, &cnt));                   \
+        EXPECT_OK(duet_wait_until_some_##N(W, &iv[16], VN, st, cmp, thr, idxs, &cnt));            \
         if (cnt != 1 || idxs[0] != (size_t)chosen) FAIL("wait_until_some_" #N ": count %zu first %zu, expected 1 x %d", cnt, idxs[0], chosen); \
-        OK(duet_wait_until_all_vector_##N(W, &iv[24], VN, st, cmp, vthr));                        \
-        OK(duet_wait_until_any_vector_##N(W, &iv[32], VN, st, cmp, vthr, &idx));                  \
+        EXPECT_OK(duet_wait_until_all_vector_##N(W, &iv[24], VN, st, cmp, vthr));                 \
+        EXPECT_OK(duet_wait_until_any_vector_##N(W, &iv[32], VN, st, cmp, vthr, &idx));           \
         if (idx != (size_t)chosen) FAIL("wait_until_any_vector_" #N ": index %zu, expected %d", idx, chosen); \
         cnt = 777;                                                                                \
-        OK(duet_wait_until_some_vector_##N(W, &iv[40], VN, st, cmp, vthr, idxs, &cnt));           \
+        EXPECT_OK(duet_wait_until_some_vector_##N(W, &iv[40], VN, st, cmp, vthr, idxs, &cnt));    \
         if (cnt != 1 || idxs[0] != (size_t)chosen) FAIL("wait_until_some_vector_" #N ": count %zu, expected 1 x %d", cnt, chosen); \
         for (int k = 0; k < 6; k += 3)                                                            \
             for (int i = 0; i < VN; i++)                                                          \
                 if (!st[i] && !ref_##N(iv[k * 8 + i], cmp, k ? vthr[i] : thr))                     \
                     FAIL("wait_until_all%s_" #N " returned before element %d was satisfied", k ? "_vector" : "", i); \
-        barrier("vector: writes done"); /* now every value is final: exact test_* results */     \
+        EXPECT_BARRIER_ALL("vector: writes done"); /* now every value is final: exact test_* results */ \
         for (int k = 0; k < 6; k += 3) {                                                          \
             const T *vv = k ? vthr : NULL;                                                        \
             int sat = -1, want_some = 0;                                                          \
             for (int i = 0; i < VN; i++) want_some += !st[i];                                     \
-            if (vv) OK(duet_test_all_vector_##N(W, &iv[k * 8], VN, st, cmp, vv, &sat));            \
-            else OK(duet_test_all_##N(W, &iv[0], VN, st, cmp, thr, &sat));                        \
+            if (vv) EXPECT_OK(duet_test_all_vector_##N(W, &iv[k * 8], VN, st, cmp, vv, &sat));    \
+            else EXPECT_OK(duet_test_all_##N(W, &iv[0], VN, st, cmp, thr, &sat));                 \
             if (sat != 1) FAIL("test_all%s_" #N " on the 'all' array: %d", vv ? "_vector" : "", sat); \
-            if (vv) OK(duet_test_all_vector_##N(W, &iv[k * 8], VN, NULL, cmp, vv, &sat));          \
-            else OK(duet_test_all_##N(W, &iv[0], VN, NULL, cmp, thr, &sat));                      \
+            if (vv) EXPECT_OK(duet_test_all_vector_##N(W, &iv[k * 8], VN, NULL, cmp, vv, &sat));  \
+            else EXPECT_OK(duet_test_all_##N(W, &iv[0], VN, NULL, cmp, thr, &sat));               \
             if (sat != 0) FAIL("test_all%s_" #N " without status (excluded unsatisfied): %d", vv ? "_vector" : "", sat); \
             cnt = 777;                                                                            \
-            if (vv) OK(duet_test_some_vector_##N(W, &iv[k * 8], VN, st, cmp, vv, idxs, &cnt));     \
-            else OK(duet_test_some_##N(W, &iv[0], VN, st, cmp, thr, idxs, &cnt));                 \
+            if (vv) EXPECT_OK(duet_test_some_vector_##N(W, &iv[k * 8], VN, st, cmp, vv, idxs, &cnt)); \
+            else EXPECT_OK(duet_test_some_##N(W, &iv[0], VN, st, cmp, thr, idxs, &cnt));          \
             int seen[VN] = {0}, badset = cnt != (size_t)want_some;                                \
             for (size_t q = 0; q < cnt && q < VN && !badset; q++)                                 \
                 badset = idxs[q] >= VN || st[idxs[q]] || seen[idxs[q]]++;                         \
             if (badset) FAIL("test_some%s_" #N " on the 'all' array: count %zu, expected %d", vv ? "_vector" : "", cnt, want_some); \
             idx = 777;                                                                            \
-            if (vv) OK(duet_test_any_vector_##N(W, &iv[k * 8 + 8], VN, st, cmp, vv, &idx));       \
-            else OK(duet_test_any_##N(W, &iv[8], VN, st, cmp, thr, &idx));                        \
+            if (vv) EXPECT_OK(duet_test_any_vector_##N(W, &iv[k * 8 + 8], VN, st, cmp, vv, &idx)); \
+            else EXPECT_OK(duet_test_any_##N(W, &iv[8], VN, st, cmp, thr, &idx));                 \
             if (idx != (size_t)chosen) FAIL("test_any%s_" #N ": %zu, expected %d", vv ? "_vector" : "", idx, chosen); \
-            if (vv) OK(duet_test_some_vector_##N(W, &iv[k * 8 + 16], VN, NULL, cmp, vv, idxs, &cnt)); \
-            else OK(duet_test_some_##N(W, &iv[16], VN, NULL, cmp, thr, idxs, &cnt));              \
+            if (vv) EXPECT_OK(duet_test_some_vector_##N(W, &iv[k * 8 + 16], VN, NULL, cmp, vv, idxs, &cnt)); \
+            else EXPECT_OK(duet_test_some_##N(W, &iv[16], VN, NULL, cmp, thr, idxs, &cnt));       \
             if (cnt != 3) FAIL("test_some%s_" #N " without status: count %zu, expected 3", vv ? "_vector" : "", cnt); \
             for (size_t q = 0; q < cnt && q < VN; q++)                                            \
                 if (idxs[q] >= VN || (!st[idxs[q]] && idxs[q] != (size_t)chosen)) FAIL("test_some" #N ": index %zu is not satisfied", idxs[q]); \
-            if (vv) OK(duet_test_all_vector_##N(W, &iv[k * 8 + 8], VN, st, cmp, vv, &sat));       \
-            else OK(duet_test_all_##N(W, &iv[8], VN, st, cmp, thr, &sat));                        \
+            if (vv) EXPECT_OK(duet_test_all_vector_##N(W, &iv[k * 8 + 8], VN, st, cmp, vv, &sat)); \
+            else EXPECT_OK(duet_test_all_##N(W, &iv[8], VN, st, cmp, thr, &sat));                 \
             if (sat != 0) FAIL("test_all%s_" #N " with one of six satisfied: %d", vv ? "_vector" : "", sat); \
             /* every element excluded, and n == 0 */                                              \
             for (int z = 0; z < 2; z++) {                                                         \
                 size_t n = z ? 0 : VN;                                                            \
                 idx = 777, cnt = 777, sat = -1;                                                   \
                 if (vv) {                                                                         \
-                    OK(duet_wait_until_all_vector_##N(W, &iv[k * 8], n, none, cmp, vv));          \
-                    OK(duet_wait_until_any_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &idx));    \
-                    OK(duet_wait_until_some_vector_##N(W, &iv[k * 8], n, none, cmp, vv, idxs, &cnt)); \
+                    EXPECT_OK(duet_wait_until_all_vector_##N(W, &iv[k * 8], n, none, cmp, vv));   \
+                    EXPECT_OK(duet_wait_until_any_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &idx)); \
+                    EXPECT_OK(duet_wait_until_some_vector_##N(W, &iv[k * 8], n, none, cmp, vv, idxs, &cnt)); \
                 } else {                                                                          \
-                    OK(duet_wait_until_all_##N(W, &iv[0], n, none, cmp, thr));                    \
-                    OK(duet_wait_until_any_##N(W, &iv[0], n, none, cmp, thr, &idx));              \
-                    OK(duet_wait_until_some_##N(W, &iv[0], n, none, cmp, thr, idxs, &cnt));       \
+                    EXPECT_OK(duet_wait_until_all_##N(W, &iv[0], n, none, cmp, thr));             \
+                    EXPECT_OK(duet_wait_until_any_##N(W, &iv[0], n, none, cmp, thr, &idx));       \
+                    EXPECT_OK(duet_wait_until_some_##N(W, &iv[0], n, none, cmp, thr, idxs, &cnt)); \
                 }                                                                                 \
                 if (idx != SIZE_MAX || cnt != 0) FAIL("wait_until_any/some%s_" #N " all excluded (n %zu): index %zu count %zu", vv ? "_vector" : "", n, idx, cnt); \
                 idx = 777, cnt = 777;                                                             \
                 if (vv) {                                                                         \
-                    OK(duet_test_all_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &sat));          \
-                    OK(duet_test_any_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &idx));          \
-                    OK(duet_test_some_vector_##N(W, &iv[k * 8], n, none, cmp, vv, idxs, &cnt));   \
+                    EXPECT_OK(duet_test_all_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &sat));   \
+                    EXPECT_OK(duet_test_any_vector_##N(W, &iv[k * 8], n, none, cmp, vv, &idx));   \
+                    EXPECT_OK(duet_test_some_vector_##N(W, &iv[k * 8], n, none, cmp, vv, idxs, &cnt)); \
                 } else {                                                                          \
-                    OK(duet_test_all_##N(W, &iv[0], n, none, cmp, thr, &sat));                    \
-                    OK(duet_test_any_##N(W, &iv[0], n, none, cmp, thr, &idx));                    \
-                    OK(duet_test_some_##N(W, &iv[0], n, none, cmp, thr, idxs, &cnt));             \
+                    EXPECT_OK(duet_test_all_##N(W, &iv[0], n, none, cmp, thr, &sat));             \
+                    EXPECT_OK(duet_test_any_##N(W, &iv[0], n, none, cmp, thr, &idx));             \
+                    EXPECT_OK(duet_test_some_##N(W, &iv[0], n, none, cmp, thr, idxs, &cnt));      \
                 }                                                                                 \
                 if (sat != 1 || idx != SIZE_MAX || cnt != 0) FAIL("test_all/any/some%s_" #N " all excluded (n %zu): %d %zu %zu", vv ? "_vector" : "", n, sat, idx, cnt); \
             }                                                                                     \
@@ -369,15 +317,15 @@ static const struct { int cmp; long long init, thr, fin; } scal[6] = {
         for (int i = 0; i < VN; i++) iv[48 + i] = (T)(base + (T)scal[c].init);                    \
         int sat = -1;                                                                             \
         idx = 777, cnt = 777;                                                                     \
-        OK(duet_test_any_##N(W, &iv[48], VN, NULL, cmp, thr, &idx));                              \
-        OK(duet_test_some_##N(W, &iv[48], VN, st, cmp, thr, idxs, &cnt));                         \
-        OK(duet_test_all_##N(W, &iv[48], VN, st, cmp, thr, &sat));                                \
+        EXPECT_OK(duet_test_any_##N(W, &iv[48], VN, NULL, cmp, thr, &idx));                       \
+        EXPECT_OK(duet_test_some_##N(W, &iv[48], VN, st, cmp, thr, idxs, &cnt));                  \
+        EXPECT_OK(duet_test_all_##N(W, &iv[48], VN, st, cmp, thr, &sat));                         \
         if (idx != SIZE_MAX || cnt != 0 || sat != 0) FAIL("test_any/some/all_" #N " none satisfied: %zu %zu %d", idx, cnt, sat); \
-        expect_invalid(duet_wait_until_##N(W, &iv[0], 6, thr), "wait_until_" #N " cmp 6");        \
-        expect_invalid(duet_test_any_##N(W, &iv[0], VN, NULL, -1, thr, &idx), "test_any_" #N " cmp -1"); \
-        expect_invalid(duet_test_##N(W, (T *)(void *)((char *)iv + 1), DUET_CMP_EQ, 0, &sat), "test_" #N " misaligned"); \
-        expect_invalid(duet_wait_until_##N(W, &thr, DUET_CMP_EQ, thr), "wait_until_" #N " non-symmetric"); \
-        barrier("vector: checks done");                                                           \
+        EXPECT_INVALID(duet_wait_until_##N(W, &iv[0], 6, thr), "wait_until_" #N " cmp 6");        \
+        EXPECT_INVALID(duet_test_any_##N(W, &iv[0], VN, NULL, -1, thr, &idx), "test_any_" #N " cmp -1"); \
+        EXPECT_INVALID(duet_test_##N(W, (T *)(void *)((char *)iv + 1), DUET_CMP_EQ, 0, &sat), "test_" #N " misaligned"); \
+        EXPECT_INVALID(duet_wait_until_##N(W, &thr, DUET_CMP_EQ, thr), "wait_until_" #N " non-symmetric"); \
+        EXPECT_BARRIER_ALL("vector: checks done");                                                \
     }
 DUET_AMO_TYPES(SYNC_TEST)
 
@@ -388,23 +336,23 @@ static void test_fence(void)
     uint64_t *flag = (uint64_t *)(void *)(area + 2048), *fsig = flag + 1, *ack = flag + 2;
     int rounds = npes > 4 ? 60 : 200;
     memset(area + 1024, 0, 1024 + 64);
-    barrier("fence: init");
+    EXPECT_BARRIER_ALL("fence: init");
     for (int j = 1; j <= rounds; j++) {
-        OK(duet_signal_wait_until(W, ack, DUET_CMP_GE, (uint64_t)j - 1, NULL)); /* right read j-1 */
+        EXPECT_OK(duet_signal_wait_until(W, ack, DUET_CMP_GE, (uint64_t)j - 1, NULL)); /* right read j-1 */
         size_t n = 1 + key3(4, (uint64_t)j, (uint64_t)me) % 1024;
         stream_fill(src, n, key3(5, (uint64_t)j, (uint64_t)me));
-        OK(duet_put(W, a, src, n, right));
-        OK(duet_fence(W));
-        if (j % 2) OK(duet_p_uint64(W, flag, (uint64_t)j, right));
-        else OK(duet_signal_op(W, fsig, (uint64_t)j, DUET_SIGNAL_SET, right));
-        if (j % 2) OK(duet_wait_until_uint64(W, flag, DUET_CMP_EQ, (uint64_t)j));
-        else OK(duet_signal_wait_until(W, fsig, DUET_CMP_EQ, (uint64_t)j, NULL));
+        EXPECT_OK(duet_put(W, a, src, n, right));
+        EXPECT_OK(duet_fence(W));
+        if (j % 2) EXPECT_OK(duet_p_uint64(W, flag, (uint64_t)j, right));
+        else EXPECT_OK(duet_signal_op(W, fsig, (uint64_t)j, DUET_SIGNAL_SET, right));
+        if (j % 2) EXPECT_OK(duet_wait_until_uint64(W, flag, DUET_CMP_EQ, (uint64_t)j));
+        else EXPECT_OK(duet_signal_wait_until(W, fsig, DUET_CMP_EQ, (uint64_t)j, NULL));
         size_t m = 1 + key3(4, (uint64_t)j, (uint64_t)left) % 1024, bad;
         if ((bad = stream_diff(a, m, key3(5, (uint64_t)j, (uint64_t)left))) != SIZE_MAX)
             FAIL("fence round %d: saw B from %d but byte %zu of A is stale", j, left, bad);
-        OK(duet_signal_op(W, ack, (uint64_t)j, DUET_SIGNAL_SET, left));
+        EXPECT_OK(duet_signal_op(W, ack, (uint64_t)j, DUET_SIGNAL_SET, left));
     }
-    barrier("fence: end");
+    EXPECT_BARRIER_ALL("fence: end");
     free(src);
 }
 
@@ -416,20 +364,20 @@ static void test_quiet(void)
     int a = (me + 1) % npes, b = (me + 2) % npes, s = (me - 2 + 2 * npes) % npes, sa = (s + 1) % npes;
     int rounds = npes > 4 ? 40 : 150;
     memset(area + 3072, 0, 512 + 64);
-    barrier("quiet: init");
+    EXPECT_BARRIER_ALL("quiet: init");
     for (int j = 1; j <= rounds; j++) {
-        OK(duet_signal_wait_until(W, ack, DUET_CMP_GE, (uint64_t)j - 1, NULL));
+        EXPECT_OK(duet_signal_wait_until(W, ack, DUET_CMP_GE, (uint64_t)j - 1, NULL));
         stream_fill(src, 512, key3(6, (uint64_t)j, (uint64_t)me));
-        OK(duet_put_nbi(W, data, src, 512, a));
-        OK(duet_quiet(W));
-        OK(duet_atomic_set_uint64(W, flag, (uint64_t)j, b));
-        OK(duet_wait_until_uint64(W, flag, DUET_CMP_GE, (uint64_t)j)); /* from s */
-        OK(duet_get(W, got, data, 512, sa));
+        EXPECT_OK(duet_put_nbi(W, data, src, 512, a));
+        EXPECT_OK(duet_quiet(W));
+        EXPECT_OK(duet_atomic_set_uint64(W, flag, (uint64_t)j, b));
+        EXPECT_OK(duet_wait_until_uint64(W, flag, DUET_CMP_GE, (uint64_t)j)); /* from s */
+        EXPECT_OK(duet_get(W, got, data, 512, sa));
         size_t bad = stream_diff(got, 512, key3(6, (uint64_t)j, (uint64_t)s));
         if (bad != SIZE_MAX) FAIL("quiet round %d: rank %d flagged me after quiet, but byte %zu at %d is stale", j, s, bad, sa);
-        OK(duet_signal_op(W, ack, (uint64_t)j, DUET_SIGNAL_SET, s));
+        EXPECT_OK(duet_signal_op(W, ack, (uint64_t)j, DUET_SIGNAL_SET, s));
     }
-    barrier("quiet: end");
+    EXPECT_BARRIER_ALL("quiet: end");
     free(src);
     free(got);
 }
@@ -441,39 +389,39 @@ static void test_sync_barrier(void)
     int rounds = npes > 4 ? 30 : 100;
     memset(cnt, 0, 8 * 8);
     memset(arr, 0xff, 8 * (size_t)npes);
-    barrier("sync: init");
+    EXPECT_BARRIER_ALL("sync: init");
     for (int j = 0; j < rounds; j++) {
         uint64_t v = 0;
-        OK(duet_atomic_fetch_inc_uint64(W, cnt, 0, &v)); /* a fetching atomic is complete on return */
-        OK(duet_sync(W));
-        OK(duet_atomic_fetch_uint64(W, cnt, 0, &v));
+        EXPECT_OK(duet_atomic_fetch_inc_uint64(W, cnt, 0, &v)); /* a fetching atomic is complete on return */
+        EXPECT_OK(duet_sync(W));
+        EXPECT_OK(duet_atomic_fetch_uint64(W, cnt, 0, &v));
         if (v < (uint64_t)npes * (j + 1) || v > (uint64_t)npes * (j + 2))
             FAIL("duet_sync round %d: counter %" PRIu64 ", expected [%d, %d]", j, v, npes * (j + 1), npes * (j + 2));
         uint64_t mine = (uint64_t)j; /* the _nbi source lives until the barrier's quiet */
-        for (int p = 0; p < npes; p++) OK(duet_put_nbi(W, &arr[me], &mine, 8, p));
-        OK(j % 2 ? duet_barrier(W) : duet_barrier_all()); /* completes my puts, waits for everyone's */
+        for (int p = 0; p < npes; p++) EXPECT_OK(duet_put_nbi(W, &arr[me], &mine, 8, p));
+        EXPECT_OK(j % 2 ? duet_barrier(W) : duet_barrier_all()); /* completes my puts, waits for everyone's */
         for (int r = 0; r < npes; r++) /* nobody puts j+1 before I enter the next duet_sync */
             if (arr[r] != (uint64_t)j)
                 FAIL("barrier round %d: rank %d's put shows %" PRIu64, j, r, arr[r]);
     }
-    barrier("sync: world done");
+    EXPECT_BARRIER_ALL("sync: world done");
     duet_comm_t team = NULL;
-    OK(duet_comm_split(W, me % 2, 0, &team));
+    EXPECT_OK(duet_comm_split(W, me % 2, 0, &team));
     if (!team) { FAIL("duet_comm_split gave no team"); return; }
     int tn = duet_comm_size(team);
     cnt[1] = 0;
-    OK(duet_barrier(team));
+    EXPECT_OK(duet_barrier(team));
     for (int j = 0; j < rounds; j++) {
         uint64_t v = 0;
-        OK(duet_atomic_fetch_inc_uint64(team, &cnt[1], 0, &v));
-        OK(duet_sync(team));
-        OK(duet_atomic_fetch_uint64(team, &cnt[1], 0, &v));
+        EXPECT_OK(duet_atomic_fetch_inc_uint64(team, &cnt[1], 0, &v));
+        EXPECT_OK(duet_sync(team));
+        EXPECT_OK(duet_atomic_fetch_uint64(team, &cnt[1], 0, &v));
         if (v < (uint64_t)tn * (j + 1) || v > (uint64_t)tn * (j + 2))
             FAIL("duet_sync(team) round %d: counter %" PRIu64 ", expected [%d, %d]", j, v, tn * (j + 1), tn * (j + 2));
     }
-    OK(duet_barrier(team));
-    OK(duet_comm_destroy(team));
-    barrier("sync: team done");
+    EXPECT_OK(duet_barrier(team));
+    EXPECT_OK(duet_comm_destroy(team));
+    EXPECT_BARRIER_ALL("sync: team done");
 }
 
 /* ---- ping-pong between ranks 2k and 2k+1 with p + wait_until */
@@ -482,36 +430,36 @@ static void test_pingpong(void)
     long *ping = (long *)(void *)(area + 3968), *pong = ping + 1;
     int rounds = npes > 4 ? 300 : 1000, peer = me ^ 1;
     *ping = *pong = 0;
-    barrier("pingpong: init");
+    EXPECT_BARRIER_ALL("pingpong: init");
     if (peer < npes) {
         for (long i = 1; i <= rounds; i++) {
             if (me % 2 == 0) {
-                OK(duet_p_long(W, ping, i, peer));
-                OK(duet_wait_until_long(W, pong, DUET_CMP_GE, i));
+                EXPECT_OK(duet_p_long(W, ping, i, peer));
+                EXPECT_OK(duet_wait_until_long(W, pong, DUET_CMP_GE, i));
                 if (*pong != i) FAIL("pingpong round %ld: pong %ld", i, *pong);
             } else {
-                OK(duet_wait_until_long(W, ping, DUET_CMP_GE, i));
+                EXPECT_OK(duet_wait_until_long(W, ping, DUET_CMP_GE, i));
                 if (*ping != i) FAIL("pingpong round %ld: ping %ld", i, *ping);
-                OK(duet_p_long(W, pong, i, peer));
+                EXPECT_OK(duet_p_long(W, pong, i, peer));
             }
         }
     }
-    barrier("pingpong: end");
+    EXPECT_BARRIER_ALL("pingpong: end");
 }
 
 static void test_args(void)
 {
     uint64_t local = 0, v;
     uint8_t src[8] = {0};
-    expect_invalid(duet_signal_wait_until(W, &sig[0], 6, 0, &v), "signal_wait_until cmp 6");
-    expect_invalid(duet_signal_wait_until(W, &sig[0], -1, 0, &v), "signal_wait_until cmp -1");
-    expect_invalid(duet_signal_wait_until(W, &local, DUET_CMP_EQ, 0, &v), "signal_wait_until non-symmetric");
-    expect_invalid(duet_signal_fetch(W, (uint64_t *)(void *)((char *)sig + 4), &v), "signal_fetch misaligned");
-    expect_invalid(duet_signal_op(W, &sig[0], 1, 7, right), "signal_op sig_op 7");
-    expect_invalid(duet_signal_op(W, &sig[0], 1, DUET_SIGNAL_ADD, npes), "signal_op PE npes");
-    expect_invalid(duet_put_signal(W, dbuf, src, 8, &local, 1, DUET_SIGNAL_SET, right), "put_signal non-symmetric signal");
-    expect_invalid(duet_put_signal_nbi(W, dbuf, src, 8, &sig[0], 1, 2, right), "put_signal_nbi sig_op 2");
-    expect_invalid(duet_put_signal(W, src, src, 8, &sig[0], 1, DUET_SIGNAL_SET, right), "put_signal non-symmetric dest");
+    EXPECT_INVALID(duet_signal_wait_until(W, &sig[0], 6, 0, &v), "signal_wait_until cmp 6");
+    EXPECT_INVALID(duet_signal_wait_until(W, &sig[0], -1, 0, &v), "signal_wait_until cmp -1");
+    EXPECT_INVALID(duet_signal_wait_until(W, &local, DUET_CMP_EQ, 0, &v), "signal_wait_until non-symmetric");
+    EXPECT_INVALID(duet_signal_fetch(W, (uint64_t *)(void *)((char *)sig + 4), &v), "signal_fetch misaligned");
+    EXPECT_INVALID(duet_signal_op(W, &sig[0], 1, 7, right), "signal_op sig_op 7");
+    EXPECT_INVALID(duet_signal_op(W, &sig[0], 1, DUET_SIGNAL_ADD, npes), "signal_op PE npes");
+    EXPECT_INVALID(duet_put_signal(W, dbuf, src, 8, &local, 1, DUET_SIGNAL_SET, right), "put_signal non-symmetric signal");
+    EXPECT_INVALID(duet_put_signal_nbi(W, dbuf, src, 8, &sig[0], 1, 2, right), "put_signal_nbi sig_op 2");
+    EXPECT_INVALID(duet_put_signal(W, src, src, 8, &sig[0], 1, DUET_SIGNAL_SET, right), "put_signal non-symmetric dest");
 }
 
 /* ---- the DUET_WAIT_TIMEOUT child: a one-rank job of its own */
@@ -521,15 +469,14 @@ static int timeout_child(void)
                                    "DUET_BOOT_ADDR", "DUET_BOOT_LISTEN_FD"};
     for (size_t i = 0; i < sizeof launch / sizeof launch[0]; i++) unsetenv(launch[i]);
     setenv("DUET_WAIT_TIMEOUT", "0.5", 1);
-    me = 0, npes = 1;
-    duet_status_t st = duet_init();
-    if (st) { fprintf(stderr, "timeout child: duet_init: %s\n", duet_last_error()); return 1; }
-    W = duet_comm_world();
+    dt_set_context("timeout child");
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     long *x = duet_calloc(W, 1, sizeof(long));
     uint64_t *s = duet_calloc(W, 1, sizeof(uint64_t));
-    if (!x || !s || duet_n_pes() != 1) { fprintf(stderr, "timeout child: setup failed: %s\n", duet_last_error()); return 1; }
+    CHECK(x && s && npes == 1, "setup failed");
     double t0 = now_s();
-    st = duet_wait_until_long(W, x, DUET_CMP_EQ, 1);
+    duet_status_t st = duet_wait_until_long(W, x, DUET_CMP_EQ, 1);
     double t1 = now_s();
     const char *msg = duet_last_error();
     if (st != DUET_ERR_TIMEOUT) FAIL("wait_until with DUET_WAIT_TIMEOUT=0.5 returned %s", duet_status_str(st));
@@ -541,10 +488,10 @@ static int timeout_child(void)
     t1 = now_s();
     if (st != DUET_ERR_TIMEOUT || t1 - t0 > 1.5 || !duet_last_error()[0])
         FAIL("signal_wait_until: %s after %.3f s, message \"%s\"", duet_status_str(st), t1 - t0, duet_last_error());
-    OK(duet_free(W, s));
-    OK(duet_free(W, x));
-    OK(duet_finalize());
-    return n_fail ? 1 : 0;
+    EXPECT_OK(duet_free(W, s));
+    EXPECT_OK(duet_free(W, x));
+    EXPECT_OK(duet_finalize());
+    return dt_finish();
 }
 
 static void test_timeout(const char *self)
@@ -559,37 +506,24 @@ static void test_timeout(const char *self)
         if (pid < 0 || waitpid(pid, &status, 0) != pid) FAIL("cannot run the timeout child");
         else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) FAIL("the DUET_WAIT_TIMEOUT child failed (status 0x%x)", status);
     }
-    barrier("after the timeout test");
+    EXPECT_BARRIER_ALL("after the timeout test");
 }
 
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a killed job */
     if (argc > 1 && strcmp(argv[1], "--timeout-child") == 0) return timeout_child();
-    const char *s = argc > 1 ? argv[1] : getenv("DUET_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
-    duet_status_t st = duet_init();
-    if (st) {
-        fprintf(stderr, "test_sync: duet_init: %s (%s)\n", duet_status_str(st), duet_last_error());
-        return 1;
-    }
-    W = duet_comm_world();
-    me = duet_my_pe();
-    npes = duet_n_pes();
+    uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
     left = (me - 1 + npes) % npes;
     right = (me + 1) % npes;
     sig = duet_calloc(W, 64 + 2 * (size_t)npes, sizeof(uint64_t));
     dbuf = duet_malloc(W, (size_t)npes * (MAXMSG + 8));
     area = duet_calloc(W, 4096, 1);
-    if (!sig || !dbuf || !area) {
-        fprintf(stderr, "test_sync: rank %d: allocation failed: %s\n", me, duet_last_error());
-        return 1;
-    }
-    if (me == 0)
-        for (int p = 0; p < npes; p++) OK(duet_p_uint64(W, &sig[63], seed, p));
-    barrier("seed");
-    g_seed = sig[63];
-    if (me == 0) printf("test_sync: %d PEs, seed %" PRIu64 "\n", npes, g_seed);
+    CHECK(sig && dbuf && area, "allocation failed");
+    EXPECT_OK_MSG(dt_share_seed(W, &sig[63], &seed), "seed");
+    if (me == 0) printf("test_sync: %d PEs, seed %" PRIu64 "\n", npes, seed);
 
     test_signal_basic();
     test_put_signal();
@@ -604,15 +538,12 @@ int main(int argc, char **argv)
     test_args();
     test_timeout(argv[0]);
 
-    barrier("final");
-    OK(duet_free(W, area));
-    OK(duet_free(W, dbuf));
-    OK(duet_free(W, sig));
-    OK(duet_finalize());
-    if (n_fail) {
-        fprintf(stderr, "test_sync: rank %d: %ld failure(s), seed %" PRIu64 "\n", me, n_fail, g_seed);
-        return 1;
-    }
+    EXPECT_BARRIER_ALL("final");
+    EXPECT_OK(duet_free(W, area));
+    EXPECT_OK(duet_free(W, dbuf));
+    EXPECT_OK(duet_free(W, sig));
+    EXPECT_OK(duet_finalize());
+    if (dt_finish()) return 1;
     if (me == 0) printf("test_sync: passed on %d PEs\n", npes);
     return 0;
 }

@@ -4,6 +4,7 @@
  * Usage: test_alloc [seed]. Exit code 0 on success; on failure a message on stderr and
  * exit code 1. The randomized parts print their seed; pass it back to replay a failure.
  */
+#include "duet_test.h"
 #include "heap/duet_heap_alloc.h"
 
 #include <inttypes.h>
@@ -17,29 +18,6 @@
 #define G DUET_ALLOC_GRANULE
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
-
-static uint64_t g_seed;
-
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s (seed %" PRIu64 "): ", __FILE__, __LINE__, \
-                    #cond, g_seed);                                                   \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
-
-/* splitmix64: small, good enough, and the same on every platform */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static size_t rng_below(uint64_t *s, size_t n) { return (size_t)(rng_next(s) % n); }
 
 static size_t round_up(size_t n) { return (n + G - 1) & ~(G - 1); }
 
@@ -513,18 +491,17 @@ static void test_model(uint64_t seed)
 
 int main(int argc, char **argv)
 {
-    g_seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                      : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)getpid();
-    printf("test_alloc: seed %" PRIu64 "\n", g_seed);
+    uint64_t seed = dt_pick_seed(argc > 1 ? argv[1] : NULL, ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)getpid());
+    printf("test_alloc: seed %" PRIu64 "\n", seed);
     fflush(stdout);
     test_basic();
     test_align();
     test_exhaust();
     test_huge();
     test_bad_give();
-    test_coalesce(g_seed);
-    test_determinism(g_seed);
-    test_model(g_seed);
+    test_coalesce(seed);
+    test_determinism(seed);
+    test_model(seed);
     printf("test_alloc: ok\n");
     return 0;
 }

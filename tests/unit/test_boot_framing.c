@@ -13,6 +13,8 @@
  * closed port -> DUET_ERR_TIMEOUT, connect + accept + a framed large message.
  * duet_hex_encode / duet_hex_decode: known values, upper case, wrong length, bad digits.
  */
+#include "duet_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,22 +28,6 @@
 #include "boot/duet_boot.h"
 #include "boot/duet_boot_tcp.h"
 #include "util/duet_util.h"
-
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fprintf(stderr, " [last error: %s]\n", duet_last_error());               \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
-#define EXPECT_ST(call, want)                                                          \
-    do {                                                                               \
-        duet_status_t st_ = (call);                                                    \
-        CHECK(st_ == (want), "%s -> %s, want %s", #call, duet_status_str(st_),         \
-              duet_status_str(want));                                                  \
-    } while (0)
 
 static void nonblock(int fd) { CHECK(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0, "fcntl"); }
 
@@ -71,16 +57,16 @@ static void test_roundtrips(void)
     int s[2];
     make_pair(s);
     char out[] = "hello, rank", in[sizeof out];
-    EXPECT_ST(duet_msg_send(s[0], DUET_MSG_GATHER, 7, out, sizeof out, soon(), "peer"), DUET_OK);
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_GATHER, 7, in, sizeof in, soon(), "peer"), DUET_OK);
+    CHECK_STATUS(duet_msg_send(s[0], DUET_MSG_GATHER, 7, out, sizeof out, soon(), "peer"), DUET_OK);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_GATHER, 7, in, sizeof in, soon(), "peer"), DUET_OK);
     CHECK(!memcmp(in, out, sizeof out), "payload changed");
-    EXPECT_ST(duet_msg_send(s[1], DUET_MSG_BCAST, 0, NULL, 0, soon(), "peer"), DUET_OK);
-    EXPECT_ST(duet_msg_recv(s[0], DUET_MSG_BCAST, 0, NULL, 0, soon(), "peer"), DUET_OK);
+    CHECK_STATUS(duet_msg_send(s[1], DUET_MSG_BCAST, 0, NULL, 0, soon(), "peer"), DUET_OK);
+    CHECK_STATUS(duet_msg_recv(s[0], DUET_MSG_BCAST, 0, NULL, 0, soon(), "peer"), DUET_OK);
     for (uint32_t i = 1; i <= 50; i++) /* queued back to back, read in order */
-        EXPECT_ST(duet_msg_send(s[0], DUET_MSG_GATHERED, i, &i, sizeof i, soon(), "peer"), DUET_OK);
+        CHECK_STATUS(duet_msg_send(s[0], DUET_MSG_GATHERED, i, &i, sizeof i, soon(), "peer"), DUET_OK);
     for (uint32_t i = 1; i <= 50; i++) {
         uint32_t v = 0;
-        EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_GATHERED, i, &v, sizeof v, soon(), "peer"), DUET_OK);
+        CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_GATHERED, i, &v, sizeof v, soon(), "peer"), DUET_OK);
         CHECK(v == i, "message %u carried %u", i, v);
     }
     close_pair(s);
@@ -99,7 +85,7 @@ static void test_mismatches(void)
         int s[2];
         make_pair(s);
         char buf[16] = "12345678";
-        EXPECT_ST(duet_msg_send(s[0], DUET_MSG_HELLO, 3, buf, 8, soon(), "peer"), DUET_OK);
+        CHECK_STATUS(duet_msg_send(s[0], DUET_MSG_HELLO, 3, buf, 8, soon(), "peer"), DUET_OK);
         duet_status_t st = duet_msg_recv(s[1], expect[i].kind, expect[i].seq, buf, expect[i].len, soon(), "rank 9");
         CHECK(st == DUET_ERR_INVALID_ARG, "wrong %s -> %s", expect[i].what, duet_status_str(st));
         CHECK(strstr(duet_last_error(), "rank 9") && strstr(duet_last_error(), "mismatched"),
@@ -113,7 +99,7 @@ static void test_mismatches(void)
     memset(junk, 0xAB, sizeof junk);
     CHECK(write(s[0], junk, sizeof junk) == (ssize_t)sizeof junk, "write");
     char buf[8];
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "peer"), DUET_ERR_INTERNAL);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "peer"), DUET_ERR_INTERNAL);
     CHECK(strstr(duet_last_error(), "garbage"), "message \"%s\"", duet_last_error());
     close_pair(s);
 }
@@ -125,7 +111,7 @@ static void test_peer_closed(void)
     make_pair(s); /* before anything */
     close(s[0]);
     s[0] = -1;
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "rank 4"), DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "rank 4"), DUET_ERR_PEER_FAILED);
     CHECK(strstr(duet_last_error(), "rank 4"), "message \"%s\"", duet_last_error());
     close_pair(s);
 
@@ -133,7 +119,7 @@ static void test_peer_closed(void)
     CHECK(write(s[0], buf, 10) == 10, "write");
     close(s[0]);
     s[0] = -1;
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "peer"), DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, soon(), "peer"), DUET_ERR_PEER_FAILED);
     close_pair(s);
 
     make_pair(s); /* inside the payload */
@@ -141,13 +127,13 @@ static void test_peer_closed(void)
     CHECK(write(s[0], &h, sizeof h) == (ssize_t)sizeof h && write(s[0], buf, 100) == 100, "write");
     close(s[0]);
     s[0] = -1;
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 200, soon(), "peer"), DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 200, soon(), "peer"), DUET_ERR_PEER_FAILED);
     close_pair(s);
 
     make_pair(s); /* sending to a closed peer: an error, not SIGPIPE (left at its default here) */
     close(s[1]);
     s[1] = -1;
-    EXPECT_ST(duet_msg_send(s[0], DUET_MSG_HELLO, 0, buf, sizeof buf, soon(), "rank 2"), DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_msg_send(s[0], DUET_MSG_HELLO, 0, buf, sizeof buf, soon(), "rank 2"), DUET_ERR_PEER_FAILED);
     CHECK(strstr(duet_last_error(), "rank 2"), "message \"%s\"", duet_last_error());
     close_pair(s);
 }
@@ -158,7 +144,7 @@ static void test_timeouts(void)
     make_pair(s);
     char buf[8];
     double t0 = duet_time_s();
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, duet_deadline_after(0.3), "rank 5"), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, duet_deadline_after(0.3), "rank 5"), DUET_ERR_TIMEOUT);
     double dt = duet_time_s() - t0;
     CHECK(dt >= 0.29 && dt < 1.0, "gave up after %.3f s, deadline 0.3 s", dt);
     CHECK(strstr(duet_last_error(), "timed out") && strstr(duet_last_error(), "rank 5"), "message \"%s\"",
@@ -167,18 +153,18 @@ static void test_timeouts(void)
     duet_msg_hdr_t h = {DUET_BOOT_MSG_MAGIC, DUET_MSG_HELLO, 0, 0, 8};
     CHECK(write(s[0], &h, sizeof h) == (ssize_t)sizeof h, "write");
     t0 = duet_time_s();
-    EXPECT_ST(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, duet_deadline_after(0.2), "peer"), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_msg_recv(s[1], DUET_MSG_HELLO, 0, buf, 8, duet_deadline_after(0.2), "peer"), DUET_ERR_TIMEOUT);
     dt = duet_time_s() - t0;
     CHECK(dt >= 0.19 && dt < 1.0, "gave up after %.3f s, deadline 0.2 s", dt);
     /* a deadline already past */
     t0 = duet_time_s();
-    EXPECT_ST(duet_msg_recv(s[0], DUET_MSG_HELLO, 0, buf, 8, duet_time_ns() - 1, "peer"), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_msg_recv(s[0], DUET_MSG_HELLO, 0, buf, 8, duet_time_ns() - 1, "peer"), DUET_ERR_TIMEOUT);
     CHECK(duet_time_s() - t0 < 0.1, "a past deadline waited %.3f s", duet_time_s() - t0);
     /* a sender whose peer never reads fills the socket buffer, then times out */
     size_t big = 16u << 20;
     char *p = calloc(1, big);
     t0 = duet_time_s();
-    EXPECT_ST(duet_msg_send(s[0], DUET_MSG_BCAST, 1, p, big, duet_deadline_after(0.3), "rank 6"), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_msg_send(s[0], DUET_MSG_BCAST, 1, p, big, duet_deadline_after(0.3), "rank 6"), DUET_ERR_TIMEOUT);
     dt = duet_time_s() - t0;
     CHECK(dt >= 0.29 && dt < 1.0, "send gave up after %.3f s, deadline 0.3 s", dt);
     free(p);
@@ -245,25 +231,25 @@ static void test_tcp(void)
     int fd = -1, c = -1;
     char peer[64] = "";
     double t0 = duet_time_s();
-    EXPECT_ST(duet_tcp_accept(l, duet_deadline_after(0.2), &fd, peer, sizeof peer), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_tcp_accept(l, duet_deadline_after(0.2), &fd, peer, sizeof peer), DUET_ERR_TIMEOUT);
     CHECK(duet_time_s() - t0 >= 0.19 && duet_time_s() - t0 < 1.0, "accept waited %.3f s", duet_time_s() - t0);
 
-    EXPECT_ST(duet_tcp_connect(sa.sin_addr.s_addr, sa.sin_port, soon(), &c), DUET_OK);
-    EXPECT_ST(duet_tcp_accept(l, soon(), &fd, peer, sizeof peer), DUET_OK);
+    CHECK_STATUS(duet_tcp_connect(sa.sin_addr.s_addr, sa.sin_port, soon(), &c), DUET_OK);
+    CHECK_STATUS(duet_tcp_accept(l, soon(), &fd, peer, sizeof peer), DUET_OK);
     CHECK(!strncmp(peer, "127.0.0.1:", 10), "peer \"%s\"", peer);
     CHECK(fcntl(c, F_GETFL) & O_NONBLOCK && fcntl(fd, F_GETFL) & O_NONBLOCK, "links must be non-blocking");
     CHECK(fcntl(c, F_GETFD) & FD_CLOEXEC && fcntl(fd, F_GETFD) & FD_CLOEXEC, "links must be close-on-exec");
     exchange(c, fd, 5u << 20);
     close(c);
     char b[4];
-    EXPECT_ST(duet_msg_recv(fd, DUET_MSG_HELLO, 0, b, 4, soon(), "peer"), DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_msg_recv(fd, DUET_MSG_HELLO, 0, b, 4, soon(), "peer"), DUET_ERR_PEER_FAILED);
     close(fd);
 
     /* a closed port: refused until the deadline */
     uint16_t port = sa.sin_port;
     close(l);
     t0 = duet_time_s();
-    EXPECT_ST(duet_tcp_connect(htonl(INADDR_LOOPBACK), port, duet_deadline_after(0.3), &c), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_tcp_connect(htonl(INADDR_LOOPBACK), port, duet_deadline_after(0.3), &c), DUET_ERR_TIMEOUT);
     double dt = duet_time_s() - t0;
     CHECK(dt >= 0.29 && dt < 1.5, "connect gave up after %.3f s, deadline 0.3 s", dt);
 }

@@ -10,6 +10,8 @@
  * with one warning naming the variable, later changes to the environment are not seen;
  * the first call made from several threads at once reads the table once.
  */
+#include "duet_test.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,28 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "util/duet_util.h"
-
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
-
-/* EXPECT: a failure that is recorded and reported, after which the test goes on. */
-static int g_failed;
-#define EXPECT(cond, ...)                                                             \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            g_failed = 1;                                                             \
-        }                                                                             \
-    } while (0)
 
 /* Every name in the table, straight from the X-macro. */
 static const char *const table_names[] = {
@@ -228,6 +208,6 @@ int main(void)
     test_parse_secs();
     test_environment(); /* must make the first duet_cfg() call of the process */
     test_rows();
-    printf("test_config: %s\n", g_failed ? "FAILED" : "passed");
-    return g_failed;
+    printf("test_config: %s\n", dt_failures() ? "FAILED" : "passed");
+    return dt_finish();
 }
