@@ -1,10 +1,12 @@
 /*
  * Groups: duet_group_start() / duet_group_end() bracket calls that run together.
  *
- * Per thread: a nesting depth and a queue of operations. The outermost end prepares every
- * queued operation and runs those of each communicator as one schedule (their steps
- * interleave in the executor), communicators one after another in the order they first
- * appeared. The first error is returned; every queued operation is released either way.
+ * Per thread: a nesting depth and a queue of operations. The outermost end runs them per
+ * communicator (communicators in the order they first appeared): consecutive sends and
+ * receives as one schedule, whose steps interleave in the executor (so exchanges that would
+ * deadlock one by one complete), and collectives one at a time in their order, so that a
+ * later collective sees the results of an earlier one — as if stream-ordered. The first
+ * error is returned; every queued operation is released either way.
  */
 #include <stdlib.h>
 #include "coll/duet_coll.h"
@@ -54,7 +56,13 @@ duet_status_t duet_group_end(void)
             for (int m = k; m > j; m--) queue[m] = queue[m - 1];
             queue[j++] = t;
         }
-        st = duet_coll_run_fused(queue + i, j - i);
+        /* within the communicator: runs of point-to-point fused, collectives alone */
+        for (int k = i; k < j && st == DUET_OK;) {
+            int p2p = queue[k].kind == DUET_COLL_SEND || queue[k].kind == DUET_COLL_RECV, end = k + 1;
+            while (p2p && end < j && (queue[end].kind == DUET_COLL_SEND || queue[end].kind == DUET_COLL_RECV)) end++;
+            st = duet_coll_run_fused(queue + k, end - k);
+            k = end;
+        }
         i = j;
     }
     queued = 0;

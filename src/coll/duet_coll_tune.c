@@ -100,6 +100,7 @@ struct duet_coll_tune_cache {
         uint64_t key1, key2;
         int algo;           /* index in duet_coll_algos, -1: empty */
         duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
+        char why[512];      /* the TUNE log line: each candidate's predicted time, the choice */
     } e[TUNE_CACHE];
 };
 
@@ -123,6 +124,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     const duet_coll_algo_t *best = NULL;
     if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
         best = &duet_coll_algos[c->tune->e[slot].algo];
+        DUET_LOG(INFO, TUNE, "%s", c->tune->e[slot].why); /* one line per call, cached or not */
         if (c->tune->e[slot].sched.nsteps) { /* the same call again: run the same schedule */
             *algo = best;
             *plan = &c->tune->e[slot].sched;
@@ -160,7 +162,11 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
                                  "algorithm for this collective", forced, kname);
             return DUET_FAIL(DUET_ERR_INTERNAL, TUNE, "no algorithm can run %s", kname);
         }
-        DUET_LOG(INFO, TUNE, "%s -> %s%s", line, best->name, forced[0] ? " (forced by DUET_ALGO)" : "");
+        if (used < (int)sizeof line)
+            snprintf(line + used, sizeof line - (size_t)used, " -> %s%s", best->name,
+                     forced[0] ? " (forced by DUET_ALGO)" : "");
+        DUET_LOG(INFO, TUNE, "%s", line);
+        if (c->tune) snprintf(c->tune->e[slot].why, sizeof c->tune->e[slot].why, "%s", line);
     }
     duet_sched_init(sched, a->rank, a->nranks, a->elem);
     duet_status_t st = best->build(a, sched);

@@ -78,7 +78,7 @@ void duet_log_set_rank(int rank);
       "is used only as channels touch it)")                                                     \
     X(COLL_CHUNK, coll_chunk, SIZE, "128K",                                                      \
       "Largest message of a collective channel: the pipelining unit")                           \
-    X(COLL_SLOTS, coll_slots, INT, "4", "Messages in flight per channel (each of COLL_CHUNK)")   \
+    X(COLL_SLOTS, coll_slots, INT, "8", "Messages in flight per channel (each of COLL_CHUNK)")   \
     X(ALGO, algo, STR, "",                                                                       \
       "Force collective algorithms: one name for all (ring), or per collective "                \
       "(allreduce:tree,broadcast:ring); names: ring tree dbtree rd rhd oneshot twoshot ...")    \
