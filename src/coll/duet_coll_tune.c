@@ -72,7 +72,8 @@ static double model_cost(const duet_sched_t *s, double alpha_us, double beta_us_
 /* The model's cost of an algorithm for this call: the largest per-rank cost over the
  * ranks (all of them up to 16, else a fixed sample), so every rank computes the same
  * number and picks the same algorithm. */
-static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, double *cost)
+static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
+                               double *cost)
 {
     int sample[6] = {0, 1, 2, a->nranks / 2, a->nranks - 2, a->nranks - 1}, nsample = 6;
     int all = a->nranks <= 16;
@@ -84,7 +85,7 @@ static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_
         duet_sched_t s;
         duet_sched_init(&s, ra.rank, ra.nranks, ra.elem);
         duet_status_t st = al->build(&ra, &s);
-        double c = st == DUET_OK ? model_cost(&s, 0.5, 1.0 / 8000.0) : 0;
+        double c = st == DUET_OK ? model_cost(&s, m->alpha_us, 1.0 / (m->beta_gbps * 1e3)) : 0;
         duet_sched_free(&s);
         if (st) return st;
         if (c > *cost) *cost = c;
@@ -132,6 +133,9 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         }
     }
     if (!best) {
+        duet_coll_model_t model;
+        duet_status_t mst = duet_coll_model_get(c, &model);
+        if (mst) return mst;
         char forced[64];
         forced_name(a->kind, forced, sizeof forced);
         double best_cost = 0;
@@ -142,7 +146,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             const duet_coll_algo_t *al = &duet_coll_algos[i];
             if (al->kind != a->kind || (forced[0] && strcmp(forced, al->name) != 0)) continue;
             double cost;
-            duet_status_t st = algo_cost(al, a, &cost);
+            duet_status_t st = algo_cost(al, a, &model, &cost);
             if (st != DUET_OK) {
                 if (forced[0])
                     return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run "

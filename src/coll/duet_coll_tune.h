@@ -18,6 +18,13 @@ extern const int duet_coll_nalgos;
 
 const char *duet_coll_kind_name(duet_coll_kind_t kind);
 
+/* The alpha-beta model of a communicator's channels (duet_coll_calib.c): from the
+ * settings, the host's tune file, or measured once; the same on every rank. Collective the
+ * first time it is called on a communicator. */
+duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *model);
+/* Measures anew (collective), updates the tune file and forgets cached decisions. */
+duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
+
 /* Forgets a communicator's cached decisions (at its destruction). */
 void duet_coll_tune_free(duet_comm_t c);
 

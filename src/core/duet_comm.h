@@ -8,6 +8,12 @@
 #include "boot/duet_boot.h"
 #include "heap/duet_heap.h"
 
+/* The tuner's cost model of a communicator's channels. */
+typedef struct {
+    double alpha_us;  /* per message */
+    double beta_gbps; /* bytes per ns */
+} duet_coll_model_t;
+
 struct duet_comm {
     uint64_t magic;        /* DUET_COMM_MAGIC while alive: catches stale handles */
     int rank, size;
@@ -24,6 +30,8 @@ struct duet_comm {
     struct duet_coll_chan *chan; /* collective channels to every member */
     uint64_t coll_calls;   /* collectives started on this communicator */
     struct duet_coll_tune_cache *tune; /* the tuner's decisions so far */
+    duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
+    int model_ready;
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;
 };

@@ -79,6 +79,11 @@ void duet_log_set_rank(int rank);
     X(COLL_CHUNK, coll_chunk, SIZE, "128K",                                                      \
       "Largest message of a collective channel: the pipelining unit")                           \
     X(COLL_SLOTS, coll_slots, INT, "8", "Messages in flight per channel (each of COLL_CHUNK)")   \
+    X(TUNE_FILE, tune_file, STR, "",                                                             \
+      "Where the measured alpha and beta of this host are kept (default: "                      \
+      "$XDG_CACHE_HOME/duet/tune-<host>.txt, else ~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)") \
+    X(TUNE_ALPHA_US, tune_alpha_us, NUM, "0", "Force the model's alpha (us per message); 0: measured")         \
+    X(TUNE_BETA_GBPS, tune_beta_gbps, NUM, "0", "Force the model's bandwidth (GB/s); 0: measured")            \
     X(ALGO, algo, STR, "",                                                                       \
       "Force collective algorithms: one name for all (ring), or per collective "                \
       "(allreduce:tree,broadcast:ring); names: ring tree dbtree rd rhd oneshot twoshot ...")    \
