@@ -35,6 +35,7 @@ typedef struct {
     duet_datatype_t dt;
     duet_op_t op;
     size_t elem;
+    duet_coll_chan_t *chan; /* the communicator's collective or point-to-point channels */
 } duet_coll_call_t;
 
 /* One operation as the caller made it, and what running it takes (duet_coll_api.c). */

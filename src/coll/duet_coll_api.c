@@ -88,7 +88,8 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         recv = o->wide_recv;
     }
     size_t es = duet_datatype_size(cdt), block = o->count * es;
-    int in_place = o->kind == DUET_COLL_ALLGATHER        ? send == (char *)recv + (size_t)c->rank * block
+    int in_place = block == 0                           ? 0 /* nothing moves: buffers may be anything */
+                 : o->kind == DUET_COLL_ALLGATHER        ? send == (char *)recv + (size_t)c->rank * block
                  : o->kind == DUET_COLL_REDUCE_SCATTER ? recv == (const char *)send + (size_t)c->rank * block
                                                        : send == recv;
     duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place};
@@ -100,7 +101,9 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         const duet_coll_algo_t *algo;
         st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched, &o->plan);
     }
-    o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es};
+    int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
+    o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
+                                 p2p ? c->p2p : c->chan};
     if (st == DUET_OK && o->plan->tmp_bytes && !(o->call.buf[DUET_BUF_TMP] = malloc(o->plan->tmp_bytes)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for %zu bytes of scratch", o->fn,
                        o->plan->tmp_bytes);

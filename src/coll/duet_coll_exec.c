@@ -1,32 +1,32 @@
 /*
  * The host executor: runs one rank's schedule over the collective channels.
  *
- * It sweeps a window of the steps not yet done, running every step that can run now:
- * its `dep` is done, it is the earliest pending send to its peer (or receive from it), and
- * for a send the peer's inbox has room, for a receive the message has arrived. Steps of
- * different chunks therefore overlap: chunk 2 of round 1 can move while chunk 1 of round 2
- * waits — the pipelining of a chunked ring. A sweep that moves nothing waits one turn of
- * the wait loop (spin, yield, sleep; deadline and abort checked).
+ * A step may run when its `dep` is done and, for a message, when it is the first pending
+ * send to its peer (or receive from it) and the peer's inbox has room (or the message has
+ * arrived). The executor keeps, per peer, the head of its send queue and of its receive
+ * queue, and a list of the local steps (copies, reductions) not yet run; a sweep advances
+ * every head as far as it can and runs every local step whose dependency is done. Nothing
+ * is bounded by a window, so a schedule that lists many sends before the matching receives
+ * still flows. Steps of different chunks overlap: chunk 2 of round 1 moves while chunk 1 of
+ * round 2 waits — the pipelining of a chunked ring. A sweep that moves nothing waits one
+ * turn of the wait loop (spin, yield, sleep; deadline and abort checked).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll.h"
-
-#define WINDOW 512 /* steps looked at per sweep; schedules interleave their peers well within it */
 
 typedef struct {
     duet_comm_t c;
     const duet_sched_t *s;
     const duet_coll_call_t *calls;
     uint8_t *done;
-    uint32_t *send_blocked, *recv_blocked; /* sweep number in which the peer's FIFO is held up */
 } exec_t;
 
 /* Runs step i if it can; 1 if it ran, 0 if not yet, <0 (a status) on error. */
 static int try_step(exec_t *x, const duet_step_t *st)
 {
-    duet_coll_chan_t *ch = x->c->chan;
     const duet_coll_call_t *call = &x->calls[st->call];
+    duet_coll_chan_t *ch = call->chan;
     char *src = call->buf[st->src_buf] + st->src_off, *dst = call->buf[st->dst_buf] + st->dst_off;
     switch (st->kind) {
     case DUET_STEP_COPY:
@@ -51,65 +51,93 @@ static int try_step(exec_t *x, const duet_step_t *st)
     }
 }
 
+static int is_message(const duet_step_t *st) { return st->kind >= DUET_STEP_SEND; }
+
+/* Runs the head of one queue as far as it goes; returns steps run, or <0 on error. */
+static int advance(exec_t *x, int *head, const int *next)
+{
+    int ran = 0;
+    while (*head >= 0) {
+        const duet_step_t *st = &x->s->steps[*head];
+        if (st->dep >= 0 && !x->done[st->dep]) break;
+        int r = try_step(x, st);
+        if (r < 0) return r;
+        if (r == 0) break;
+        x->done[*head] = 1;
+        *head = next[*head];
+        ran++;
+    }
+    return ran;
+}
+
 duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
                                 const char *what)
 {
     if (s->error) return s->error;
     if (s->nsteps == 0) return DUET_OK;
-    exec_t x = {c, s, calls, NULL, NULL, NULL};
-    duet_status_t st = DUET_OK;
-    /* bookkeeping lives in the communicator's reusable buffer: no allocation per call */
-    size_t fifo_bytes = sizeof(uint32_t) * (size_t)c->size, need = 2 * fifo_bytes + (size_t)s->nsteps;
+    int n = c->size, nsteps = s->nsteps;
+    /* bookkeeping in the communicator's reusable buffer: no allocation per call.
+     * heads[2n] (send, receive per peer), tails[2n], next[nsteps], local[nsteps], done[nsteps] */
+    size_t need = sizeof(int) * (4 * (size_t)n + 2 * (size_t)nsteps) + (size_t)nsteps;
     if (need > c->exec_mem_bytes) {
         void *mem = realloc(c->exec_mem, need);
         if (!mem) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", what);
         c->exec_mem = mem;
         c->exec_mem_bytes = need;
     }
-    memset(c->exec_mem, 0, need);
-    x.send_blocked = c->exec_mem;
-    x.recv_blocked = (uint32_t *)(void *)((char *)c->exec_mem + fifo_bytes);
-    x.done = (uint8_t *)c->exec_mem + 2 * fifo_bytes;
-    int first = 0, blocked_step = 0;
-    uint32_t sweep = 0;
+    int *heads = c->exec_mem, *tails = heads + 2 * n, *next = tails + 2 * n, *local = next + nsteps;
+    exec_t x = {c, s, calls, (uint8_t *)(local + nsteps)};
+    memset(x.done, 0, (size_t)nsteps);
+    for (int q = 0; q < 2 * n; q++) heads[q] = tails[q] = -1;
+    int nlocal = 0;
+    for (int i = 0; i < nsteps; i++) { /* thread each message into its peer's queue */
+        const duet_step_t *st = &s->steps[i];
+        next[i] = -1;
+        if (!is_message(st)) {
+            local[nlocal++] = i;
+            continue;
+        }
+        int q = 2 * st->peer + (st->kind != DUET_STEP_SEND);
+        if (tails[q] >= 0) next[tails[q]] = i;
+        else heads[q] = i;
+        tails[q] = i;
+    }
+    int pending = nsteps, waiting = 0, stuck = 0;
+    duet_status_t st = DUET_OK;
     duet_waiter_t w;
-    int waiting = 0;
-    while (first < s->nsteps) {
+    while (pending > 0) {
         int progress = 0;
-        ++sweep;
-        int end = first + WINDOW < s->nsteps ? first + WINDOW : s->nsteps;
-        for (int i = first; i < end; i++) {
-            if (x.done[i]) continue;
+        for (int q = 0; q < 2 * n; q++) {
+            if (heads[q] < 0) continue;
+            int r = advance(&x, &heads[q], next);
+            if (r < 0) return (duet_status_t)r;
+            if (r == 0 && !progress) stuck = heads[q];
+            progress += r;
+        }
+        int kept = 0;
+        for (int k = 0; k < nlocal; k++) { /* local steps: any whose dependency is done */
+            int i = local[k];
             const duet_step_t *stp = &s->steps[i];
-            uint32_t *fifo = stp->kind == DUET_STEP_SEND                                 ? x.send_blocked
-                           : stp->kind == DUET_STEP_RECV || stp->kind == DUET_STEP_RECV_REDUCE ? x.recv_blocked
-                                                                                                : NULL;
-            int ready = (stp->dep < 0 || x.done[stp->dep]) && (!fifo || fifo[stp->peer] != sweep);
-            int r = ready ? try_step(&x, stp) : 0;
-            if (r < 0) {
-                st = (duet_status_t)r;
-                goto out;
-            }
-            if (r == 0) {
-                if (fifo) fifo[stp->peer] = sweep; /* later messages to/from that peer wait */
-                if (!progress) blocked_step = i;
+            if (stp->dep >= 0 && !x.done[stp->dep]) {
+                local[kept++] = i;
                 continue;
             }
+            try_step(&x, stp);
             x.done[i] = 1;
-            progress = 1;
+            progress++;
         }
-        while (first < s->nsteps && x.done[first]) first++;
+        nlocal = kept;
+        pending -= progress;
         if (progress) {
             waiting = 0;
             continue;
         }
         if (!waiting) {
-            duet_waiter_init(&w, &c->wait_ctx, "%s, step %llu of %llu", what, (unsigned long long)blocked_step,
-                             (unsigned long long)s->nsteps, s->steps[blocked_step].peer);
+            duet_waiter_init(&w, &c->wait_ctx, "%s, step %llu of %llu", what, (unsigned long long)stuck,
+                             (unsigned long long)nsteps, s->steps[stuck].peer);
             waiting = 1;
         }
-        if ((st = duet_waiter_turn(&w))) goto out;
+        if ((st = duet_waiter_turn(&w))) return st;
     }
-out:
-    return st;
+    return DUET_OK;
 }

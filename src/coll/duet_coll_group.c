@@ -2,11 +2,13 @@
  * Groups: duet_group_start() / duet_group_end() bracket calls that run together.
  *
  * Per thread: a nesting depth and a queue of operations. The outermost end runs them per
- * communicator (communicators in the order they first appeared): consecutive sends and
- * receives as one schedule, whose steps interleave in the executor (so exchanges that would
- * deadlock one by one complete), and collectives one at a time in their order, so that a
- * later collective sees the results of an earlier one — as if stream-ordered. The first
- * error is returned; every queued operation is released either way.
+ * communicator (communicators in the order they first appeared): every send and receive of
+ * the group together with the group's first collective as one schedule — their steps
+ * interleave in the executor, so exchanges that would deadlock one by one complete, wherever
+ * the sends and receives sit among the collectives — then the remaining collectives one at a
+ * time, in order, so a later collective sees the results of an earlier one. Sends and
+ * receives travel on their own channels (comm->p2p): they match by peer and order among
+ * themselves, as NCCL's do. The first error is returned; every queued operation is released.
  */
 #include <stdlib.h>
 #include "coll/duet_coll.h"
@@ -56,13 +58,17 @@ duet_status_t duet_group_end(void)
             for (int m = k; m > j; m--) queue[m] = queue[m - 1];
             queue[j++] = t;
         }
-        /* within the communicator: runs of point-to-point fused, collectives alone */
-        for (int k = i; k < j && st == DUET_OK;) {
-            int p2p = queue[k].kind == DUET_COLL_SEND || queue[k].kind == DUET_COLL_RECV, end = k + 1;
-            while (p2p && end < j && (queue[end].kind == DUET_COLL_SEND || queue[end].kind == DUET_COLL_RECV)) end++;
-            st = duet_coll_run_fused(queue + k, end - k);
-            k = end;
+        /* within the communicator: sends and receives first (stable), then the collectives */
+        int first_coll = i;
+        for (int k = i; k < j; k++) {
+            if (queue[k].kind != DUET_COLL_SEND && queue[k].kind != DUET_COLL_RECV) continue;
+            duet_coll_op_t t = queue[k];
+            for (int m = k; m > first_coll; m--) queue[m] = queue[m - 1];
+            queue[first_coll++] = t;
         }
+        int end = first_coll < j ? first_coll + 1 : j; /* ... fused with the first collective */
+        st = duet_coll_run_fused(queue + i, end - i);
+        for (int k = end; k < j && st == DUET_OK; k++) st = duet_coll_run_fused(queue + k, 1);
         i = j;
     }
     queued = 0;

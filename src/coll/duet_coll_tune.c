@@ -139,7 +139,8 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         char forced[64];
         forced_name(a->kind, forced, sizeof forced);
         double best_cost = 0;
-        char line[512];
+        char line[512], refused[256] = "";
+        duet_status_t refusal = DUET_OK;
         int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks:", kname, a->count * a->elem,
                             duet_dtype_name(dt), a->nranks);
         for (int i = 0; i < duet_coll_nalgos; i++) {
@@ -148,9 +149,14 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             double cost;
             duet_status_t st = algo_cost(al, a, &model, &cost);
             if (st != DUET_OK) {
-                if (forced[0])
+                if (forced[0]) {
+                    char why[256]; /* the builder's reason; the message below overwrites it */
+                    snprintf(why, sizeof why, "%s", duet_last_error());
                     return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run "
-                                     "it: %s", forced, kname, duet_last_error());
+                                     "it: %s", forced, kname, why);
+                }
+                refusal = st;
+                snprintf(refused, sizeof refused, "%s", duet_last_error());
                 continue;
             }
             if (used < (int)sizeof line)
@@ -164,7 +170,8 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             if (forced[0])
                 return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces \"%s\" for %s: no such "
                                  "algorithm for this collective", forced, kname);
-            return DUET_FAIL(DUET_ERR_INTERNAL, TUNE, "no algorithm can run %s", kname);
+            return DUET_FAIL(refusal ? refusal : DUET_ERR_INTERNAL, TUNE, "no algorithm can run this %s: %s", kname,
+                             refused[0] ? refused : "none is registered");
         }
         if (used < (int)sizeof line)
             snprintf(line + used, sizeof line - (size_t)used, " -> %s%s", best->name,

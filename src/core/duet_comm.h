@@ -28,6 +28,8 @@ struct duet_comm {
     duet_wait_ctx_t wait_ctx;
     char tag[64];          /* names this communicator's shared-memory segments */
     struct duet_coll_chan *chan; /* collective channels to every member */
+    struct duet_coll_chan *p2p;  /* separate channels for send / recv: they match among
+                                  * themselves, whatever collectives run beside them */
     uint64_t coll_calls;   /* collectives started on this communicator */
     struct duet_coll_tune_cache *tune; /* the tuner's decisions so far */
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */

@@ -93,7 +93,10 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
     }
-    if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) != DUET_OK) {
+    if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
+        (st = duet_coll_chan_create(c, &c->p2p)) != DUET_OK)
+        duet_coll_chan_destroy(c, c->chan);
+    if (st != DUET_OK && c->heap) {
         if (parent) parent->children--;
         duet_heap_release(c->heap);
     }
@@ -191,6 +194,7 @@ static duet_status_t comm_free(duet_comm_t c)
         c->heap->slots_used &= ~(1ull << c->slot);
     }
     duet_coll_chan_destroy(c, c->chan);
+    duet_coll_chan_destroy(c, c->p2p);
     duet_coll_tune_free(c);
     free(c->exec_mem);
     duet_heap_release(c->heap);

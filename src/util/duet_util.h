@@ -73,7 +73,7 @@ void duet_log_set_rank(int rank);
       "a leading ^ excludes the listed ones")                                                    \
     X(DEBUG_FILE, debug_file, STR, "", "Log to this file instead of stderr; %h = host, %p = pid")\
     X(SYMMETRIC_SIZE, symmetric_size, SIZE, "256M", "Symmetric heap bytes per rank")            \
-    X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "1G",                                              \
+    X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "4G",                                              \
       "Address space per rank for collective channels, apart from the symmetric heap (memory "  \
       "is used only as channels touch it)")                                                     \
     X(COLL_CHUNK, coll_chunk, SIZE, "128K",                                                      \

@@ -1,0 +1,56 @@
+# coll.cmake — the collective tests (included by tests/CMakeLists.txt).
+#
+# test_coll runs once per algorithm of the tuner's table (src/coll/duet_coll_tune.c), forced
+# with DUET_ALGO=<collective>:<algorithm> (it then runs that collective's matrix only), and
+# once with the tuner's own choice (every collective, send/recv and the wrong-usage checks), at
+# 1 2 3 4 5 7 8 ranks: mp.test_coll.<collective>-<algorithm>.<n>, mp.test_coll.tuned.<n>.
+# Besides: DUET_ALGO=ring for all collectives (broadcast, reduce and all-to-all have no ring:
+# every call of theirs must be refused), and small channels (64-byte chunks, 2 slots: a 1001-
+# element call is hundreds of messages, the slots are reused many times; the large cases are
+# left out) with the tuner's choice and with the direct allgather / reduce-scatter forced.
+# DUET_WAIT_TIMEOUT is set below duetrun's --timeout so that a hang ends with Duet's message
+# naming what it waited for; test_coll stops at the first timeout (later cases would cascade).
+function(duet_coll_test_ name)
+  cmake_parse_arguments(T "" "TIMEOUT" "RANKS;ENV" ${ARGN})
+  set(xs -x DUET_WAIT_TIMEOUT=60)
+  foreach(e ${T_ENV})
+    list(APPEND xs -x ${e})
+  endforeach()
+  foreach(n ${T_RANKS})
+    add_test(NAME mp.test_coll.${name}.${n}
+             COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout ${T_TIMEOUT} ${xs} $<TARGET_FILE:test_coll>)
+    math(EXPR ctest_timeout "${T_TIMEOUT} + 30")
+    set_tests_properties(mp.test_coll.${name}.${n} PROPERTIES LABELS mp TIMEOUT ${ctest_timeout})
+  endforeach()
+endfunction()
+
+set(DUET_COLL_RANKS 1 2 3 4 5 7 8)
+duet_coll_test_(tuned RANKS ${DUET_COLL_RANKS} TIMEOUT 120)
+foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allreduce:rhd allreduce:oneshot
+             allreduce:twoshot broadcast:chain broadcast:tree reduce:chain reduce:tree allgather:ring
+             allgather:rd allgather:direct reducescatter:ring reducescatter:rhd reducescatter:direct
+             alltoall:pairwise)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_coll_test_(${tag} RANKS ${DUET_COLL_RANKS} TIMEOUT 120 ENV DUET_ALGO=${algo})
+endforeach()
+duet_coll_test_(all-ring RANKS 3 4 TIMEOUT 120 ENV DUET_ALGO=ring)
+set(small DUET_COLL_CHUNK=64 DUET_COLL_SLOTS=2 TEST_COLL_BIG=none DUET_WAIT_TIMEOUT=10)
+duet_coll_test_(small-chunks RANKS 3 4 5 8 TIMEOUT 60 ENV ${small})
+duet_coll_test_(small-chunks-allgather-direct RANKS 4 TIMEOUT 60 ENV ${small} DUET_ALGO=allgather:direct)
+duet_coll_test_(small-chunks-reducescatter-direct RANKS 4 TIMEOUT 60 ENV ${small} DUET_ALGO=reducescatter:direct)
+
+# test_coll_group: send/recv outside and inside groups, fused collectives, group errors.
+foreach(n 1 2 3 4 5 8)
+  add_test(NAME mp.test_coll_group.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 $<TARGET_FILE:test_coll_group>)
+  set_tests_properties(mp.test_coll_group.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()
+# A send/recv anywhere among a group's collectives (test_coll_group's header), one mode a run.
+foreach(mode p2p-interleaved p2p-order-differs p2p-split-large)
+  foreach(n 2 3)
+    add_test(NAME mp.test_coll_group.${mode}.${n}
+             COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 60 -x DUET_WAIT_TIMEOUT=5
+                     $<TARGET_FILE:test_coll_group> ${mode})
+    set_tests_properties(mp.test_coll_group.${mode}.${n} PROPERTIES LABELS mp TIMEOUT 90)
+  endforeach()
+endforeach()
