@@ -28,14 +28,11 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: one-sided latency and bandwidth sweeps on the CPU backend, NP ranks.
+# The main job: the allreduce sweep (8 B .. 64 MiB) with every algorithm on NP ranks, the
+# alpha-beta fit per algorithm, the crossovers, and a plot (build/perf-allreduce.png).
 run: build
 	$(BUILD)/bin/duet-info | head -8
-	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf pingpong
-	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf atomic
-	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf barrier
-	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf put -b 8 -e 64M -f 4 --csv $(BUILD)/perf-put.csv
-	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/duet-perf get -b 8 -e 64M -f 4 --csv $(BUILD)/perf-get.csv
+	tools/run-main.sh $(BUILD) $(NP)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE gpu $(CTEST_ARGS)

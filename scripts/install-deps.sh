@@ -11,6 +11,7 @@ have cmake  || need="$need cmake"
 have make   || need="$need make"
 have oshcc  || need="$need openmpi-bin libopenmpi-dev"   # the OpenSHMEM/MPI anchors for bench/
 have python3 || need="$need python3"
+have gnuplot || need="$need gnuplot-nox"                 # duet-perf --plot (make run)
 
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && have apt-get; then
