@@ -407,7 +407,8 @@ duet_status_t duet_allgather(const void *sendbuf, void *recvbuf, size_t sendcoun
 duet_status_t duet_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
                                   duet_datatype_t datatype, duet_op_t op, duet_comm_t comm,
                                   duet_stream_t stream);
-/* recvbuf[r * count ...] on rank q = sendbuf[q * count ...] of rank r. */
+/* recvbuf[r * count ...] on rank q = sendbuf[q * count ...] of rank r. Not in place: an
+ * in-place call fails with DUET_ERR_UNSUPPORTED (on every rank). */
 duet_status_t duet_alltoall(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t datatype,
                             duet_comm_t comm, duet_stream_t stream);
 /* Point to point: a send to `peer` matches that peer's recv from this rank; messages
@@ -419,8 +420,11 @@ duet_status_t duet_recv(void *recvbuf, size_t count, duet_datatype_t datatype, i
 
 /* Groups: calls between duet_group_start() and duet_group_end() (per thread, nestable) are
  * queued and run together at the outermost duet_group_end(), so send/recv pairs that would
- * deadlock one by one (a ring exchange) complete. Errors of queued calls are reported by
- * duet_group_end(). */
+ * deadlock one by one (a ring exchange) complete, wherever they sit among the group's
+ * collectives; collectives run in the order they were called. Sends and receives match
+ * among themselves (by peer and order), apart from collectives. Bad arguments fail at the
+ * call; other errors of queued calls are reported by duet_group_end(). At most 256 sends
+ * and receives per communicator in one group. */
 duet_status_t duet_group_start(void);
 duet_status_t duet_group_end(void);
 

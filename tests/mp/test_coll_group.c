@@ -555,7 +555,7 @@ int main(int argc, char **argv)
     uint64_t *seed_sym = duet_malloc(W, sizeof(uint64_t));
     CHECK(seed_sym, "duet_malloc");
     CHECK_OK(dt_share_seed(W, seed_sym, &seed));
-    if (me == 0) printf("test_coll_group %s: %d ranks, seed %" PRIu64 "\n", mode ? mode : "", np, seed);
+    if (me == 0) printf("test_coll_group%s%s: %d ranks, seed %" PRIu64 "\n", mode ? " " : "", mode ? mode : "", np, seed);
     double t0 = now_s();
     if (mode) {
         test_p2p_among(mode);
@@ -570,8 +570,8 @@ int main(int argc, char **argv)
     }
     EXPECT_BARRIER_ALL("end");
     if (me == 0)
-        printf("test_coll_group %s: %d ranks: %ld of %ld cases passed (%.2f s)\n", mode ? mode : "", np, npassed,
-               ncases, now_s() - t0);
+        printf("test_coll_group%s%s: %d ranks: %ld of %ld cases passed (%.2f s)\n", mode ? " " : "", mode ? mode : "",
+               np, npassed, ncases, now_s() - t0);
     duet_free(W, seed_sym);
     int rc = dt_finish();
     EXPECT_OK(duet_finalize());
