@@ -24,6 +24,18 @@ typedef struct {
     int in_place;
 } duet_coll_args_t;
 
+/* The largest message an algorithm may use: the channel chunk, in whole elements. */
+static inline size_t duet_coll_chunk(const duet_coll_args_t *a)
+{
+    size_t chunk = a->chunk / a->elem * a->elem;
+    return chunk ? chunk : a->elem;
+}
+
+/* for (off, len) over [lo, hi) in pieces of at most `chunk` bytes */
+#define DUET_FOR_CHUNKS(lo, hi, chunk, off, len)                                                        \
+    for (size_t off = (lo), len = 0; off < (hi) && ((len = (hi) - off < (chunk) ? (hi) - off : (chunk)), 1); \
+         off += (chunk))
+
 /* An algorithm writes rank `a->rank`'s schedule, or returns DUET_ERR_UNSUPPORTED when it
  * does not apply (with a message saying why). */
 typedef duet_status_t (*duet_coll_build_fn)(const duet_coll_args_t *a, duet_sched_t *s);

@@ -11,7 +11,7 @@
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_tune.h"
 
-void op_release(duet_coll_op_t *o);
+static void op_release(duet_coll_op_t *o);
 
 static const char *kind_names[DUET_COLL_KIND_COUNT] = {"allreduce", "broadcast", "reduce", "allgather",
                                                        "reducescatter", "alltoall", "send", "recv"};
@@ -121,7 +121,7 @@ static void op_finish(duet_coll_op_t *o)
     if (o->wide_recv && o->writes_recv && o->recv_count) duet_f32_to_dtype(o->dt, o->recvbuf, o->wide_recv, o->recv_count);
 }
 
-void op_release(duet_coll_op_t *o)
+static void op_release(duet_coll_op_t *o)
 {
     free(o->wide_send);
     free(o->wide_recv);

@@ -41,11 +41,6 @@ static int real_rank(const fold_t *f, int newrank)
     return newrank < f->extra ? 2 * newrank + 1 : newrank + f->extra;
 }
 
-static size_t whole_chunk(const duet_coll_args_t *a)
-{
-    size_t chunk = a->chunk / a->elem * a->elem;
-    return chunk ? chunk : a->elem;
-}
 
 /* dep[col] tracks, per chunk column of the buffer, the last step that touched it. */
 typedef struct {
@@ -55,7 +50,7 @@ typedef struct {
 
 static int cols_init(cols_t *c, const duet_coll_args_t *a, duet_sched_t *s)
 {
-    c->chunk = whole_chunk(a);
+    c->chunk = duet_coll_chunk(a);
     c->columns = (a->count * a->elem + c->chunk - 1) / c->chunk;
     c->dep = malloc(sizeof(int) * (c->columns ? c->columns : 1));
     if (!c->dep) {
@@ -186,7 +181,7 @@ duet_status_t duet_coll_rd_allgather(const duet_coll_args_t *a, duet_sched_t *s)
     int n = a->nranks, r = a->rank;
     if (n & (n - 1))
         return s->error = duet_error_set(DUET_ERR_UNSUPPORTED, "rd allgather needs a power-of-two rank count, not %d", n);
-    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     int prev = duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, (size_t)r * block, block, -1);
     for (int d = 1; d < n; d *= 2) {
         int partner = r ^ d, mine = r / d * d, theirs = partner / d * d;
@@ -209,7 +204,7 @@ duet_status_t duet_coll_rhd_reduce_scatter(const duet_coll_args_t *a, duet_sched
     int n = a->nranks, r = a->rank;
     if (n & (n - 1))
         return s->error = duet_error_set(DUET_ERR_UNSUPPORTED, "rhd reduce-scatter needs a power-of-two rank count, not %d", n);
-    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (n == 1) {
         duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, 0, block, -1);
         return s->error;

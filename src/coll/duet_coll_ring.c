@@ -34,8 +34,7 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
         duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, 0, bytes, -1);
         return s->error;
     }
-    size_t chunk = a->chunk / a->elem * a->elem; /* whole elements per message */
-    if (chunk == 0) chunk = a->elem;
+    size_t chunk = duet_coll_chunk(a); /* whole elements per message */
     /* the widest segment decides how many chunk columns there are */
     size_t widest = seg_off(a, 1) - seg_off(a, 0);
     size_t columns = widest ? (widest + chunk - 1) / chunk : 0;
@@ -76,16 +75,7 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
     return s->error;
 }
 
-/* Chunks of [lo, hi): calls fn for each (offset, length). */
-#define FOR_CHUNKS(lo, hi, chunk, off, len)                                                   \
-    for (size_t off = (lo), len = 0; off < (hi) && ((len = (hi) - off < (chunk) ? (hi) - off : (chunk)), 1); \
-         off += (chunk))
 
-static size_t whole_chunk(const duet_coll_args_t *a)
-{
-    size_t chunk = a->chunk / a->elem * a->elem;
-    return chunk ? chunk : a->elem;
-}
 
 /*
  * Ring allgather: rank r's block sits at r in every receive buffer. Round k (0..n-2) sends
@@ -95,7 +85,7 @@ static size_t whole_chunk(const duet_coll_args_t *a)
 duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
-    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     /* my own block first (in place it is already there) */
     duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, (size_t)r * block, block, -1);
     size_t columns = (block + chunk - 1) / chunk;
@@ -105,7 +95,7 @@ duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *
     for (int k = 0; k < n - 1; k++) {
         int sb = (r - k + n) % n, rb = (sb + n - 1) % n;
         size_t col = 0;
-        FOR_CHUNKS(0, block, chunk, off, len) {
+        DUET_FOR_CHUNKS(0, block, chunk, off, len) {
             /* round 0 sends my block from the send buffer: no copy to wait for */
             if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, off, len, -1);
             else duet_sched_send(s, right, DUET_BUF_RECV, (size_t)sb * block + off, len, arrived[sb * (int)columns + (int)col]);
@@ -126,7 +116,7 @@ duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *
 duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s)
 {
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
-    size_t block = a->count * a->elem, chunk = whole_chunk(a);
+    size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (n == 1) {
         duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, 0, block, -1);
         return s->error;
@@ -140,7 +130,7 @@ duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sche
         int sb = (r - k - 1 + 2 * n) % n, rb = (sb + n - 1) % n;
         int last = k == n - 2; /* the final round lands in the receive buffer */
         size_t col = 0;
-        FOR_CHUNKS(0, block, chunk, off, len) {
+        DUET_FOR_CHUNKS(0, block, chunk, off, len) {
             if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, (size_t)sb * block + off, len, -1);
             else duet_sched_send(s, right, DUET_BUF_TMP, (size_t)sb * block + off, len, done[sb * (int)columns + (int)col]);
             done[rb * (int)columns + (int)col] =

@@ -98,8 +98,7 @@ static void tree_chunk(const tree_t *t, const duet_coll_args_t *a, duet_sched_t 
 static duet_status_t run_trees(const duet_coll_args_t *a, duet_sched_t *s, const tree_t *trees, int ntrees,
                                const size_t *lo, const size_t *hi)
 {
-    size_t chunk = a->chunk / a->elem * a->elem;
-    if (chunk == 0) chunk = a->elem;
+    size_t chunk = duet_coll_chunk(a);
     for (size_t col = 0;; col++) {
         int any = 0;
         for (int t = 0; t < ntrees; t++) {
