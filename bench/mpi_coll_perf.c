@@ -1,7 +1,7 @@
 /*
  * mpi_coll_perf.c — the MPI anchor for duet-perf's collective modes.
  *
- * The same collective modes, flags, table and CSV as tools/duet-perf.c (nccl-tests style),
+ * The same collective modes, flags, table and CSV as duet-perf (tools/perf/) (nccl-tests style),
  * written against MPI, so that bench/vs_mpi.sh can run both with the same arguments and
  * compare the CSVs row by row. Keep the two in step.
  *

@@ -1,7 +1,7 @@
 /*
  * shmem_perf.c — the OpenSHMEM anchor for duet-perf's one-sided modes.
  *
- * The same five modes, flags, table and CSV as tools/duet-perf.c, written against
+ * The same five modes, flags, table and CSV as duet-perf (tools/perf/), written against
  * OpenSHMEM 1.4 (Open MPI 4.1's oshmem), so that bench/vs_oshmem.sh can run both with the
  * same arguments and compare the CSVs row by row. Keep the two files in step.
  *
