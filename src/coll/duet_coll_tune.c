@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "coll/duet_coll_sim.h"
 #include "coll/duet_coll_tune.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
@@ -69,12 +70,42 @@ static double model_cost(const duet_sched_t *s, double alpha_us, double beta_us_
     return msgs * alpha_us + bytes * beta_us_per_byte;
 }
 
-/* The model's cost of an algorithm for this call: the largest per-rank cost over the
- * ranks (all of them up to 16, else a fixed sample), so every rank computes the same
- * number and picks the same algorithm. */
-static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
-                               double *cost)
+/* Up to this many ranks (and steps, below) the tuner simulates every rank's schedule
+ * together with src/coll/duet_coll_sim.c — the critical path: a tree's hops add up, a
+ * one-shot's messages overlap; past it, the cost is the largest per-rank cost over a fixed
+ * sample of ranks. */
+#define SIMULATE_UP_TO 16
+#define SIMULATE_STEPS_MAX 40000 /* about the steps of all ranks, for the widest algorithm */
+
+/* One model for all candidates of a decision: simulate when the call is small enough that
+ * even the most message-hungry algorithm (one-shot: about 2 n^2 messages per chunk) stays
+ * under SIMULATE_STEPS_MAX steps — a decision then costs at most some tens of ms, once per
+ * call shape and communicator. */
+static int worth_simulating(const duet_coll_args_t *a)
 {
+    size_t bytes = a->count * a->elem * (size_t)a->nranks, chunk = duet_coll_chunk(a);
+    double chunks = (double)(bytes / chunk + 1);
+    return a->nranks <= SIMULATE_UP_TO && chunks * 2.0 * a->nranks * a->nranks <= SIMULATE_STEPS_MAX;
+}
+
+/* The model's cost of an algorithm for this call, the same number on every rank (so every
+ * rank picks the same algorithm). */
+static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
+                               int simulate, double *cost)
+{
+    if (simulate) {
+        /* a message costs alpha, and its bytes are copied in and out: half of beta each */
+        duet_sim_model_t sm = {m->alpha_us, 0.5 / (m->beta_gbps * 1e3), 0.5 / (m->beta_gbps * 1e3),
+                               duet_cfg()->coll_slots < 2 ? 2 : (int)duet_cfg()->coll_slots};
+        duet_sim_result_t res;
+        duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
+        if (st) return st;
+        if (!res.ok) /* a schedule the simulator rejects never runs */
+            return duet_error_set(DUET_ERR_INTERNAL, "%s %s: the simulator rejects its schedule: %s", al->name,
+                                  duet_coll_kind_name(a->kind), res.error);
+        *cost = res.time_us;
+        return DUET_OK;
+    }
     int sample[6] = {0, 1, 2, a->nranks / 2, a->nranks - 2, a->nranks - 1}, nsample = 6;
     int all = a->nranks <= 16;
     *cost = 0;
@@ -138,16 +169,17 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         if (mst) return mst;
         char forced[64];
         forced_name(a->kind, forced, sizeof forced);
+        int simulate = worth_simulating(a);
         double best_cost = 0;
         char line[512], refused[256] = "";
         duet_status_t refusal = DUET_OK;
-        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks:", kname, a->count * a->elem,
-                            duet_dtype_name(dt), a->nranks);
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks, %s:", kname, a->count * a->elem,
+                            duet_dtype_name(dt), a->nranks, simulate ? "simulated" : "per-rank model");
         for (int i = 0; i < duet_coll_nalgos; i++) {
             const duet_coll_algo_t *al = &duet_coll_algos[i];
             if (al->kind != a->kind || (forced[0] && strcmp(forced, al->name) != 0)) continue;
-            double cost;
-            duet_status_t st = algo_cost(al, a, &model, &cost);
+            double cost = 0;
+            duet_status_t st = algo_cost(al, a, &model, simulate, &cost);
             if (st != DUET_OK) {
                 if (forced[0]) {
                     char why[256]; /* the builder's reason; the message below overwrites it */
