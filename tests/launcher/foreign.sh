@@ -26,7 +26,10 @@ run_ranks() { # $1: label; $2: function printing the env assignments for rank $r
     echo "$label: $n ranks ok"
 }
 
-port=$((20000 + $$ % 30000))
+# a port below the kernel's ephemeral range, so that no live connection of another test holds it
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$low" -gt 12000 ] 2>/dev/null || low=32768
+port=$((10000 + $$ % (low - 12000)))
 torch_env() { echo "RANK=$1 WORLD_SIZE=$n LOCAL_RANK=$1 LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port TORCHELASTIC_RUN_ID=duet-test-$$"; }
 run_ranks torchrun torch_env
 
