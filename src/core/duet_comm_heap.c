@@ -97,8 +97,9 @@ void *duet_calloc(duet_comm_t c, size_t count, size_t size)
     if (p) {
         memset(p, 0, bytes);
         /* nobody writes into the block before its owner has zeroed it */
-        if (duet_sync(c)) {
-            duet_error_wrap(DUET_ERR_TIMEOUT, "duet_calloc");
+        duet_status_t st = duet_sync(c);
+        if (st) { /* the sync's own status (timeout, revoked, ...) stays the last status */
+            duet_error_wrap(st, "duet_calloc");
             return NULL;
         }
     }
