@@ -48,6 +48,10 @@ typedef struct {
     duet_op_t op;
     size_t elem;
     duet_coll_chan_t *chan; /* the communicator's collective or point-to-point channels */
+    uint8_t stable[DUET_BUF_COUNT]; /* 1: a send from this buffer may go by reference (it
+                                     * stays unchanged until the call ends) */
+    uint8_t stream;                 /* 1: the receive buffer is larger than the cache:
+                                     * received pieces are copied with streaming stores */
 } duet_coll_call_t;
 
 /* One operation as the caller made it, and what running it takes (duet_coll_api.c). */
@@ -62,7 +66,9 @@ typedef struct {
     int root; /* or the peer of send / recv */
     duet_stream_t stream;
     const char *fn;
+    int may_lane; /* the lane may run it (duet_coll_lane.h): not part of a group */
     /* filled by preparation */
+    int lane;     /* runs in the lane, not the executor */
     size_t send_count, recv_count;
     int writes_recv;
     float *wide_send, *wide_recv; /* fp16 / bf16 reduce in fp32 */

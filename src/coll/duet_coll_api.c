@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll.h"
+#include "coll/duet_coll_lane.h"
 #include "coll/duet_coll_tune.h"
 
 static void op_release(duet_coll_op_t *o);
@@ -61,8 +62,10 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     return DUET_OK;
 }
 
-/* Prepares an operation: checks, widening of fp16/bf16, the algorithm and its schedule,
- * scratch. On error nothing is left allocated. */
+/* Prepares an operation: checks, the algorithm and its schedule, widening of fp16/bf16,
+ * scratch. On error nothing is left allocated. A small allreduce that the tuner gives to
+ * one-shot is marked for the lane instead (o->lane; nothing else is prepared) when the
+ * caller allows it (o->may_lane: not inside a group, whose calls run as one schedule). */
 static duet_status_t op_prepare(duet_coll_op_t *o)
 {
     duet_comm_t c = o->comm;
@@ -71,39 +74,46 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     if (!reduces(o->kind)) o->op = DUET_SUM;
     buffer_counts(o->kind, o->count, c->size, &o->send_count, &o->recv_count);
     o->writes_recv = o->kind != DUET_COLL_REDUCE || c->rank == o->root;
-    duet_datatype_t cdt = o->dt;
+    /* fp16 / bf16 reductions run on an fp32 copy: widen, reduce in fp32, round once (op_finish) */
+    int wide = (o->dt == DUET_FLOAT16 || o->dt == DUET_BFLOAT16) && reduces(o->kind);
+    duet_datatype_t cdt = wide ? DUET_FLOAT32 : o->dt;
+    size_t es = duet_datatype_size(cdt), block = o->count * es;
     const void *send = o->sendbuf;
     void *recv = o->recvbuf;
-    if ((o->dt == DUET_FLOAT16 || o->dt == DUET_BFLOAT16) && reduces(o->kind)) {
-        /* fp16 / bf16: widen, reduce in fp32, round once (op_finish) */
-        cdt = DUET_FLOAT32;
-        o->wide_send = malloc(sizeof(float) * (o->send_count ? o->send_count : 1));
-        o->wide_recv = malloc(sizeof(float) * (o->recv_count ? o->recv_count : 1));
-        if (!o->wide_send || !o->wide_recv) {
-            op_release(o);
-            return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for the fp32 copy", o->fn);
-        }
-        if (o->send_count && send) duet_reduce_to_f32(o->dt, DUET_SUM, o->wide_send, send, o->send_count, 1);
-        send = o->wide_send;
-        recv = o->wide_recv;
-    }
-    size_t es = duet_datatype_size(cdt), block = o->count * es;
-    int in_place = block == 0                           ? 0 /* nothing moves: buffers may be anything */
+    int in_place = block == 0 || wide                   ? 0 /* nothing moves, or separate fp32 copies */
                  : o->kind == DUET_COLL_ALLGATHER        ? send == (char *)recv + (size_t)c->rank * block
                  : o->kind == DUET_COLL_REDUCE_SCATTER ? recv == (const char *)send + (size_t)c->rank * block
                                                        : send == recv;
     duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place};
-    if (o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV) {
+    int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
+    if (p2p) {
         duet_sched_init(&o->sched, c->rank, c->size, es);
         st = duet_coll_p2p(&a, &o->sched);
         o->plan = &o->sched;
     } else {
         const duet_coll_algo_t *algo;
         st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched, &o->plan);
+        o->lane = st == DUET_OK && o->may_lane && o->kind == DUET_COLL_ALLREDUCE && o->count > 0 &&
+                  duet_coll_lane_fits(o->count, o->dt) && algo->build == duet_coll_oneshot_allreduce;
+        if (o->lane) return DUET_OK;
     }
-    int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
+    if (st == DUET_OK && wide) {
+        o->wide_send = malloc(sizeof(float) * (o->send_count ? o->send_count : 1));
+        o->wide_recv = malloc(sizeof(float) * (o->recv_count ? o->recv_count : 1));
+        if (!o->wide_send || !o->wide_recv)
+            st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for the fp32 copy", o->fn);
+        else if (o->send_count && send)
+            duet_reduce_to_f32(o->dt, DUET_SUM, o->wide_send, send, o->send_count, 1);
+        send = o->wide_send;
+        recv = o->wide_recv;
+    }
     o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
-                                 p2p ? c->p2p : c->chan};
+                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0};
+    if (st == DUET_OK) { /* the caller's input is read-only unless it is also the output */
+        o->call.stable[DUET_BUF_SEND] = !in_place;
+        o->call.stable[DUET_BUF_RECV] = o->plan->recv_stable;
+        o->call.stream = o->recv_count * es >= DUET_COPY_STREAM_MIN;
+    }
     if (st == DUET_OK && o->plan->tmp_bytes && !(o->call.buf[DUET_BUF_TMP] = malloc(o->plan->tmp_bytes)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory for %zu bytes of scratch", o->fn,
                        o->plan->tmp_bytes);
@@ -139,11 +149,14 @@ static duet_status_t submit(duet_coll_op_t *o)
                                       o->stream, o->fn);
         return st ? st : duet_coll_group_add(o);
     }
+    o->may_lane = 1;
     duet_status_t st = op_prepare(o);
     if (st) return duet_error_wrap(st, o->fn);
     o->comm->coll_calls++;
-    st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn);
-    if (st == DUET_OK) op_finish(o);
+    if (o->lane)
+        st = duet_coll_lane_allreduce(o->comm, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
+    else if ((st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn)) == DUET_OK)
+        op_finish(o);
     op_release(o);
     return st ? duet_error_wrap(st, o->fn) : DUET_OK;
 }

@@ -79,7 +79,7 @@ static duet_status_t send_msg(duet_comm_t c, int peer, const void *buf, size_t l
 {
     duet_waiter_t w;
     duet_waiter_init(&w, &c->wait_ctx, "%s to rank %llu", "calibration message", (unsigned long long)peer, 0, peer);
-    while (!duet_coll_chan_try_send(c, c->chan, peer, buf, len)) {
+    while (!duet_coll_chan_try_send(c, c->chan, peer, buf, len, 0)) {
         duet_status_t st = duet_waiter_turn(&w);
         if (st) return st;
     }

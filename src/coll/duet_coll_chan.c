@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_chan.h"
+#include "coll/duet_coll_lane.h"
 
 static char *block_of(duet_comm_t c, int rank, size_t block_off)
 {
@@ -36,9 +37,10 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
         ch->peer_block = calloc((size_t)n, sizeof *ch->peer_block);
         ch->sent = calloc((size_t)n, sizeof *ch->sent);
         ch->recvd = calloc((size_t)n, sizeof *ch->recvd);
+        ch->byref_last = calloc((size_t)n, sizeof *ch->byref_last);
     }
     duet_status_t st = DUET_OK;
-    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd) {
+    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd || !ch->byref_last) {
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "collective channels: out of host memory");
         goto out;
     }
@@ -46,7 +48,8 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
     if (ch->chunk < 64) ch->chunk = 64;
     ch->slots = cfg->coll_slots < 2 ? 2 : (int)cfg->coll_slots;
     ch->slot_stride = sizeof(duet_chan_slot_t) + ch->chunk;
-    ch->block_bytes = (size_t)n * (sizeof(duet_chan_line_t) + (size_t)ch->slots * ch->slot_stride);
+    ch->lane_off = (size_t)n * (sizeof(duet_chan_line_t) + (size_t)ch->slots * ch->slot_stride);
+    ch->block_bytes = ch->lane_off + duet_coll_lane_bytes(n);
     pthread_mutex_lock(&c->heap->lock);
     int rc = duet_alloc_take(c->heap->zone, ch->block_bytes, 4096, &ch->block_off);
     pthread_mutex_unlock(&c->heap->lock);
@@ -58,6 +61,7 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
         for (int from = 0; from < n; from++)
             for (uint64_t m = 1; m <= (uint64_t)ch->slots; m++)
                 memset(inbox_slot(ch, block, n, from, m), 0, sizeof(duet_chan_slot_t));
+        memset(block + ch->lane_off, 0, duet_coll_lane_bytes(n));
     }
     /* the exchange is also the barrier: nobody writes into a block before it is zeroed */
     st = duet_boot_allgather(&c->boot, &mine, all, sizeof mine);
@@ -86,6 +90,7 @@ out:
             free(ch->peer_block);
             free(ch->sent);
             free(ch->recvd);
+            free(ch->byref_last);
             free(ch);
         }
         return st;
@@ -103,21 +108,62 @@ void duet_coll_chan_destroy(duet_comm_t c, duet_coll_chan_t *ch)
     free(ch->peer_block);
     free(ch->sent);
     free(ch->recvd);
+    free(ch->byref_last);
     free(ch);
 }
 
-int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len)
+/* The offset of [src, src + len) in my segment when it lies in my user heap, else 0. */
+static size_t heap_offset(duet_comm_t c, const void *src, size_t len)
+{
+    const char *base = c->heap->local_base, *p = src;
+    if (p < base + DUET_HEAP_USER_OFFSET || p >= base + c->heap->user_end || len > (size_t)(base + c->heap->user_end - p))
+        return 0;
+    return (size_t)(p - base);
+}
+
+int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len, int stable)
 {
     uint64_t m = ch->sent[peer] + 1;
     duet_chan_line_t *acked = acked_line(ch, ch->peer_block[c->rank], peer);
     if (m > atomic_load_explicit(&acked->value, memory_order_acquire) + (uint64_t)ch->slots) return 0;
     duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[peer], c->size, c->rank, m);
-    duet_copy(len <= DUET_CHAN_INLINE ? (void *)slot->data : (void *)(slot + 1), src, len);
-    slot->len = len;
+    size_t off = stable && ch->byref && len >= DUET_CHAN_BYREF_MIN ? heap_offset(c, src, len) : 0;
+    if (off) {
+        uint64_t o = off;
+        memcpy(slot->data, &o, sizeof o);
+        slot->len = len | DUET_CHAN_BYREF;
+        ch->byref_last[peer] = m;
+        ch->byref_any = 1;
+        ch->byref_sent++;
+    } else {
+        duet_copy(len <= DUET_CHAN_INLINE ? (void *)slot->data : (void *)(slot + 1), src, len);
+        slot->len = len;
+    }
     atomic_store_explicit(&slot->seq, m, memory_order_release);
     ch->sent[peer] = m;
     duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
     return 1;
+}
+
+duet_status_t duet_coll_chan_byref_wait(duet_comm_t c, duet_coll_chan_t *ch, const char *what)
+{
+    for (int peer = 0; peer < c->size; peer++) {
+        uint64_t last = ch->byref_last[peer];
+        if (!last) continue;
+        duet_chan_line_t *acked = acked_line(ch, ch->peer_block[c->rank], peer);
+        if (atomic_load_explicit(&acked->value, memory_order_acquire) < last) {
+            duet_waiter_t w;
+            duet_waiter_init(&w, &c->wait_ctx, "%s: the reading of message %llu (sent by reference)", what,
+                             (unsigned long long)last, 0, peer);
+            while (atomic_load_explicit(&acked->value, memory_order_acquire) < last) {
+                duet_status_t st = duet_waiter_turn(&w);
+                if (st) return st;
+            }
+        }
+        ch->byref_last[peer] = 0;
+    }
+    ch->byref_any = 0;
+    return DUET_OK;
 }
 
 const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t len, duet_status_t *st)
@@ -125,12 +171,18 @@ const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, s
     uint64_t m = ch->recvd[peer] + 1;
     duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[c->rank], c->size, peer, m);
     if (atomic_load_explicit(&slot->seq, memory_order_acquire) != m) return NULL;
-    if (slot->len != len) {
+    uint64_t got = slot->len & ~DUET_CHAN_BYREF;
+    if (got != len) {
         *st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
                         "rank %d sent a %llu-byte message where rank %d expected %zu: the ranks made "
                         "different collective calls (count, datatype, root or order differ)",
-                        peer, (unsigned long long)slot->len, c->rank, len);
+                        peer, (unsigned long long)got, c->rank, len);
         return NULL;
+    }
+    if (slot->len & DUET_CHAN_BYREF) {
+        uint64_t off;
+        memcpy(&off, slot->data, sizeof off);
+        return c->heap->peer_base[c->heap_pe[peer]] + off;
     }
     return len <= DUET_CHAN_INLINE ? (const void *)slot->data : (const void *)(slot + 1);
 }

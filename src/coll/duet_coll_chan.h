@@ -8,10 +8,17 @@
  *                 (written by a, polled by b: a sender waits on local memory)
  *   inbox[0..n)   inbox[a] = `slots` slots written by a, read by b; a slot is a 64-byte
  *                 header {seq, len, 48 inline bytes} and `chunk` bytes of data
+ *   lane          two lines per sending rank for the latency lane (duet_coll_lane.h)
  *
  * Message m (1, 2, ...) from a to b goes to slot (m - 1) % slots of b's inbox[a], once
  * acked[b] at a shows m - slots consumed. Small messages travel inside the header, so the
  * receiver's one cache miss brings both the sequence number and the data.
+ *
+ * By reference (single copy): a message of at least DUET_CHAN_BYREF_MIN bytes whose source
+ * lies in the sender's symmetric heap, and which the sender promises not to change until the
+ * call ends, carries only the source's heap offset. The receiver copies (or reduces) straight
+ * out of the sender's segment, which it has mapped: one copy instead of two. The sender's
+ * call may end only once every such message is acknowledged (duet_coll_chan_byref_wait).
  */
 #ifndef DUET_COLL_CHAN_H
 #define DUET_COLL_CHAN_H
@@ -20,6 +27,8 @@
 #include "duet/duet.h"
 
 #define DUET_CHAN_INLINE 48
+#define DUET_CHAN_BYREF_MIN 4096          /* smaller messages are cheaper copied     */
+#define DUET_CHAN_BYREF (1ull << 63)      /* in a slot's len: data is in the sender's heap */
 
 typedef struct {
     _Atomic uint64_t seq; /* the message's number, stored last */
@@ -38,8 +47,14 @@ typedef struct duet_coll_chan {
     size_t slot_stride; /* header + chunk, rounded to 64        */
     size_t block_bytes;
     size_t block_off;   /* my block, as an offset in my zone    */
+    size_t lane_off;    /* the lane, as an offset in a block    */
+    uint64_t lane_calls; /* lane calls so far on this channel set */
     char **peer_block;  /* each comm rank's block, mapped here  */
     uint64_t *sent, *recvd; /* messages so far, per peer        */
+    uint64_t *byref_last;   /* my last message by reference, per peer (0: none pending) */
+    int byref;              /* 1: this channel set may send by reference */
+    int byref_any;          /* 1: some byref_last is set */
+    uint64_t byref_sent;    /* messages sent by reference, in all (for tests and tools) */
 } duet_coll_chan_t;
 
 /* Collective over comm: carve my block, learn everyone's. */
@@ -47,14 +62,23 @@ duet_status_t duet_coll_chan_create(duet_comm_t comm, duet_coll_chan_t **chan);
 void duet_coll_chan_destroy(duet_comm_t comm, duet_coll_chan_t *chan);
 
 /* Tries to post one message of `len` <= chunk bytes to `peer`: 1 when sent, 0 when the
- * peer's inbox is full (try again later). */
-int duet_coll_chan_try_send(duet_comm_t comm, duet_coll_chan_t *ch, int peer, const void *src, size_t len);
+ * peer's inbox is full (try again later). stable: the caller keeps src unchanged until the
+ * call ends, so the message may go by reference (see above). */
+int duet_coll_chan_try_send(duet_comm_t comm, duet_coll_chan_t *ch, int peer, const void *src, size_t len,
+                            int stable);
 
-/* Looks at the next message from `peer`: NULL if none yet, else its data; the caller
+/* Waits until every message sent by reference has been consumed (the end of a call). */
+duet_status_t duet_coll_chan_byref_wait(duet_comm_t comm, duet_coll_chan_t *ch, const char *what);
+
+/* Looks at the next message from `peer`: NULL if none yet, else its data (in my inbox, or
+ * in the sender's heap for a message by reference); the caller
  * consumes it (copy or reduce) and then calls duet_coll_chan_release(). A message of a
  * size other than `len` is an error (mismatched calls): *st is set. */
 const void *duet_coll_chan_peek(duet_comm_t comm, duet_coll_chan_t *ch, int peer, size_t len,
                                 duet_status_t *st);
 void duet_coll_chan_release(duet_comm_t comm, duet_coll_chan_t *ch, int peer);
+
+/* The start of `rank`'s lane (mapped here). */
+static inline char *duet_coll_chan_lane(duet_coll_chan_t *ch, int rank) { return ch->peer_block[rank] + ch->lane_off; }
 
 #endif

@@ -92,6 +92,7 @@ duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_
 
 duet_status_t duet_coll_direct_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (!a->in_place) duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, (size_t)r * block, block, -1);

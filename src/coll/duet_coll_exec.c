@@ -36,12 +36,14 @@ static int try_step(exec_t *x, const duet_step_t *st)
         duet_reduce_op(call->dt, call->op, dst, dst, src, st->bytes / call->elem);
         return 1;
     case DUET_STEP_SEND:
-        return duet_coll_chan_try_send(x->c, ch, st->peer, src, st->bytes);
+        return duet_coll_chan_try_send(x->c, ch, st->peer, src, st->bytes, call->stable[st->src_buf]);
     default: {
         duet_status_t err = DUET_OK;
         const void *msg = duet_coll_chan_peek(x->c, ch, st->peer, st->bytes, &err);
         if (!msg) return err;
-        if (st->kind == DUET_STEP_RECV)
+        if (st->kind == DUET_STEP_RECV && call->stream)
+            duet_copy_stream(dst, msg, st->bytes);
+        else if (st->kind == DUET_STEP_RECV)
             memcpy(dst, msg, st->bytes);
         else
             duet_reduce_op(call->dt, call->op, dst, src, msg, st->bytes / call->elem);
@@ -139,5 +141,6 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         }
         if ((st = duet_waiter_turn(&w))) return st;
     }
-    return DUET_OK;
+    /* messages sent by reference are read from my buffers: the call ends when they are */
+    return c->chan->byref_any ? duet_coll_chan_byref_wait(c, c->chan, what) : DUET_OK;
 }

@@ -178,6 +178,7 @@ duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s
  * of two only. */
 duet_status_t duet_coll_rd_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank;
     if (n & (n - 1))
         return s->error = duet_error_set(DUET_ERR_UNSUPPORTED, "rd allgather needs a power-of-two rank count, not %d", n);

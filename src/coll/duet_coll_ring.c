@@ -84,6 +84,7 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
  */
 duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     /* my own block first (in place it is already there) */

@@ -119,6 +119,7 @@ static duet_status_t single_tree(const duet_coll_args_t *a, duet_sched_t *s, sha
     int acc = a->kind == DUET_COLL_REDUCE && a->rank != root ? DUET_BUF_TMP : DUET_BUF_RECV;
     if (acc == DUET_BUF_TMP) s->tmp_bytes = bytes;
     tree_t t = {shape, root, 0, up, down, acc};
+    s->recv_stable = a->kind == DUET_COLL_BROADCAST; /* each chunk is received once, then forwarded */
     size_t lo = 0;
     if (a->nranks == 1) {
         duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, 0, bytes, -1);

@@ -96,6 +96,8 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
         (st = duet_coll_chan_create(c, &c->p2p)) != DUET_OK)
         duet_coll_chan_destroy(c, c->chan);
+    if (st == DUET_OK) /* by reference for collectives only: a send would wait for its receiver */
+        c->chan->byref = duet_cfg()->coll_byref != 0;
     if (st != DUET_OK && c->heap) {
         if (parent) parent->children--;
         duet_heap_release(c->heap);

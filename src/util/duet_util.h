@@ -79,6 +79,9 @@ void duet_log_set_rank(int rank);
     X(COLL_CHUNK, coll_chunk, SIZE, "128K",                                                      \
       "Largest message of a collective channel: the pipelining unit")                           \
     X(COLL_SLOTS, coll_slots, INT, "8", "Messages in flight per channel (each of COLL_CHUNK)")   \
+    X(COLL_BYREF, coll_byref, INT, "1",                                                          \
+      "1: a collective whose buffers lie in the symmetric heap moves data with one copy (the "  \
+      "receiver reads the sender's heap); 0: always through the channels (two copies)")         \
     X(TUNE_FILE, tune_file, STR, "",                                                             \
       "Where the measured alpha and beta of this host are kept (default: "                      \
       "$XDG_CACHE_HOME/duet/tune-<host>.txt, else ~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)") \
@@ -157,6 +160,10 @@ static inline void duet_cpu_relax(void)
  * memcpy, with streaming stores for copies larger than the cache. The copy is complete
  * and ordered before later stores when it returns. */
 void duet_copy_large_(void *dst, const void *src, size_t n);
+#define DUET_COPY_STREAM_MIN (8u << 20) /* duet_copy streams from this size on */
+/* A copy with streaming stores whatever its size (memcpy where there are none): for the
+ * pieces of a transfer that as a whole is larger than the cache. */
+void duet_copy_stream(void *dst, const void *src, size_t n);
 static inline void duet_copy(void *dst, const void *src, size_t n)
 {
     switch (n) { /* single moves for the sizes of p, g and signals */

@@ -13,7 +13,6 @@
 #include <emmintrin.h>
 #endif
 
-#define STREAM_THRESHOLD (8u << 20)
 
 #if defined(__x86_64__)
 static void copy_stream(char *dst, const char *src, size_t n)
@@ -39,10 +38,21 @@ static void copy_stream(char *dst, const char *src, size_t n)
 }
 #endif
 
+void duet_copy_stream(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__)
+    if (n >= 64) {
+        copy_stream(dst, src, n);
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}
+
 void duet_copy_large_(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
-    if (n >= STREAM_THRESHOLD) {
+    if (n >= DUET_COPY_STREAM_MIN) {
         copy_stream(dst, src, n);
         return;
     }

@@ -34,6 +34,16 @@ foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allredu
   duet_coll_test_(${tag} RANKS ${DUET_COLL_RANKS} TIMEOUT 120 ENV DUET_ALGO=${algo})
 endforeach()
 duet_coll_test_(all-ring RANKS 3 4 TIMEOUT 120 ENV DUET_ALGO=ring)
+# Buffers in the symmetric heap: sends of 4 KiB and more from stable buffers go by reference
+# (the receiver copies out of the sender's heap). The tuner's choice, and every algorithm whose
+# sends can go by reference (broadcast, allgather: from the receive buffer too).
+duet_coll_test_(heap RANKS 2 3 4 5 TIMEOUT 120 ENV TEST_COLL_HEAP=1)
+foreach(algo broadcast:chain broadcast:tree allgather:ring allgather:direct allreduce:oneshot
+             allreduce:twoshot alltoall:pairwise reducescatter:direct)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_coll_test_(heap-${tag} RANKS 3 4 TIMEOUT 120 ENV TEST_COLL_HEAP=1 DUET_ALGO=${algo})
+endforeach()
+duet_coll_test_(heap-allgather-rd RANKS 2 4 TIMEOUT 120 ENV TEST_COLL_HEAP=1 DUET_ALGO=allgather:rd) # powers of two
 set(small DUET_COLL_CHUNK=64 DUET_COLL_SLOTS=2 TEST_COLL_BIG=none DUET_WAIT_TIMEOUT=10)
 duet_coll_test_(small-chunks RANKS 3 4 5 TIMEOUT 60 ENV ${small})
 duet_coll_test_(small-chunks-allgather-direct RANKS 4 TIMEOUT 60 ENV ${small} DUET_ALGO=allgather:direct)
@@ -52,5 +62,20 @@ foreach(mode p2p-interleaved p2p-order-differs p2p-split-large)
              COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 60 -x DUET_WAIT_TIMEOUT=5
                      $<TARGET_FILE:test_coll_group> ${mode})
     set_tests_properties(mp.test_coll_group.${mode}.${n} PROPERTIES LABELS mp TIMEOUT 90)
+  endforeach()
+endforeach()
+
+# test_coll_lane: the latency lane (one-shot allreduce of up to 48 bytes), forced.
+foreach(n 1 2 3 4 5 8)
+  foreach(mode forced)
+    if(mode STREQUAL "forced")
+      set(env -x DUET_ALGO=allreduce:oneshot)
+    else()
+      set(env)
+    endif()
+    add_test(NAME mp.test_coll_lane.${mode}.${n}
+             COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 ${env}
+                     $<TARGET_FILE:test_coll_lane>)
+    set_tests_properties(mp.test_coll_lane.${mode}.${n} PROPERTIES LABELS mp TIMEOUT 120)
   endforeach()
 endforeach()

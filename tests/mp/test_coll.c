@@ -37,6 +37,8 @@
  *     (DUET_ERR_UNSUPPORTED on the CPU build) -> the error code and a duet_last_error() message
  *     naming the call, on every rank (every rank makes the same failing call, so nobody waits);
  *     count 0 with NULL buffers is a no-op; a verified allreduce afterwards.
+ * Buffers come from malloc, or with TEST_COLL_HEAP=1 from an arena in the symmetric heap (then
+ * sends from them may go by reference: the receiver copies out of the sender's heap, one copy).
  * Above 5 ranks (8 ranks share 2 cores) every (type, op, count) runs out of place aligned and in
  * place one off only. Large cases: the (type, op, placement) triples of big_variants(), more up
  * to 5 ranks; none with TEST_COLL_BIG=none in the environment (the small-chunk runs).
@@ -72,6 +74,7 @@
  * Rank 0 prints one line: "test_coll: N ranks, DUET_ALGO=...: P of C cases passed (T s)".
  */
 #include "duet_test.h"
+#include "coll/duet_coll_chan.h" /* the by-reference message count */
 
 #include <math.h>
 
@@ -267,12 +270,23 @@ typedef struct {
     uint64_t key;   /* guards and poison: bytes of random stream `key` */
 } buf_t;
 
+/* TEST_COLL_HEAP=1: buffers are cut from this symmetric arena, rewound after every case */
+static char *arena;
+static size_t arena_used, arena_cap;
+#define ARENA_BYTES (24u << 20)
+
 static void buf_make(buf_t *b, size_t elems, size_t es, int off, uint64_t key)
 {
     b->elems = elems, b->key = key;
     b->lead = GUARD + (size_t)off * es;
     b->total = b->lead + elems * es + GUARD;
-    b->raw = malloc(b->total);
+    if (arena) {
+        CHECK(arena_used + b->total <= arena_cap, "the heap arena is too small for %zu more bytes", b->total);
+        b->raw = arena + arena_used;
+        arena_used += (b->total + 63) & ~(size_t)63;
+    } else {
+        b->raw = malloc(b->total);
+    }
     CHECK(b->raw, "out of memory (%zu bytes)", b->total);
     for (size_t j = 0; j < b->total; j += 8) { /* stream_fill(), a word at a time */
         uint64_t w = mix(key ^ ((j >> 3) * 0xd6e8feb86659fd93ull));
@@ -280,6 +294,13 @@ static void buf_make(buf_t *b, size_t elems, size_t es, int off, uint64_t key)
     }
     b->p = b->raw + b->lead;
 }
+static void buf_release(buf_t *b)
+{
+    if (!arena) free(b->raw);
+    else if (b->raw) arena_used = (size_t)(b->raw - arena); /* buffers are released newest first */
+    b->raw = NULL;
+}
+
 static void buf_fill(buf_t *b, int dt, int op, uint64_t K, size_t from, size_t n, size_t first_index)
 {
     for (size_t i = 0; i < n; i++) store_bits(b->p + (from + i) * DT[dt].es, DT[dt].es, gen(dt, op, K, me, first_index + i));
@@ -456,7 +477,7 @@ static void run_case(case_t *c)
         CHECK(nhash < HMAX, "too many allreduce cases in one exchange");
         hashes[nhash++] = after && out ? hash_bytes(out, n * es) : 0;
     }
-    free(S.raw), free(R.raw), free(B.raw);
+    buf_release(&B), buf_release(&R), buf_release(&S);
     ncases++;
     if (dt_failures() == failures) npassed++;
     dt_set_context(NULL);
@@ -596,7 +617,7 @@ static void run_sendrecv(void)
                     ncases++;
                     if (dt_failures() == failures) npassed++;
                 }
-                free(S.raw), free(R.raw);
+                buf_release(&R), buf_release(&S);
                 dt_set_context(NULL);
             }
     }
@@ -737,13 +758,19 @@ int main(int argc, char **argv)
     hsym = duet_malloc(W, sizeof(uint64_t) * HMAX * (size_t)np);
     CHECK(seed_sym && hsym, "duet_malloc");
     CHECK_OK(dt_share_seed(W, seed_sym, &seed));
+    const char *heap = getenv("TEST_COLL_HEAP");
+    if (heap && !strcmp(heap, "1")) {
+        arena_cap = ARENA_BYTES;
+        CHECK((arena = duet_malloc(W, arena_cap)), "duet_malloc of the arena: %s", duet_last_error());
+    }
     algo_env = getenv("DUET_ALGO");
     parse_algo(algo_env);
     const char *big = getenv("TEST_COLL_BIG"); /* "none": no large cases (small-chunk runs) */
     big_ranks = big && !strcmp(big, "none") ? -1 : 5;
     int tuned = !algo_env || !algo_env[0];
     if (me == 0)
-        printf("test_coll: %d ranks, seed %" PRIu64 ", DUET_ALGO=%s\n", np, seed, tuned ? "(tuner)" : algo_env);
+        printf("test_coll: %d ranks, seed %" PRIu64 ", DUET_ALGO=%s, buffers %s\n", np, seed,
+               tuned ? "(tuner)" : algo_env, arena ? "in the symmetric heap" : "malloc");
     double t0 = now_s();
     if (tuned) {
         run_wrong_usage();
@@ -756,6 +783,13 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("test_coll: %d ranks, DUET_ALGO=%s: %ld of %ld cases passed (%.2f s)\n", np,
                tuned ? "(tuner)" : algo_env, npassed, ncases, now_s() - t0);
+    if (arena && np > 1) { /* the large cases must have gone by reference somewhere */
+        long long total = 0, mine = (long long)W->chan->byref_sent;
+        CHECK_OK(duet_allreduce(&mine, &total, 1, DUET_INT64, DUET_SUM, W, NULL));
+        if (me == 0) printf("test_coll: %lld messages went by reference\n", total);
+        EXPECT(total > 0 || big_ranks < np, "buffers in the heap, but no message went by reference");
+    }
+    if (arena) duet_free(W, arena);
     duet_free(W, hsym);
     duet_free(W, seed_sym);
     int rc = dt_finish();

@@ -82,6 +82,8 @@ struct perf {
     uint64_t seq, adds, bad_fetches;
     /* collectives (perf_coll.c): buffers and the current size's shape */
     void *sendbuf, *recvbuf, *refbuf;
+    int host_buffers;  /* --buffers host: send / receive buffers from malloc, not the heap */
+    int bufs_in_heap;  /* where they are this run */
     size_t count, send_bytes, recv_bytes, row_bytes; /* count: the call's count argument */
     double busbw_factor;
     char row_algo[48]; /* the algo column of the current row */

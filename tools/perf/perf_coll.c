@@ -381,11 +381,20 @@ static const char *tuner_choice(const perf_t *p)
 }
 
 /* ------------------------------------------------------------------------ the mode */
+/* The send and receive buffers come from the symmetric heap, as a Duet program would
+ * allocate them (collectives then move data with one copy: duet_coll_chan.h), unless
+ * --buffers host or the heap is too small; the reference buffer is private memory. */
 void perf_coll_alloc(perf_t *p)
 {
-    size_t n = p->maxb > 64 ? p->maxb : 64;
+    size_t n = p->maxb > 64 ? p->maxb : 64, heap = duet_cfg()->symmetric_size;
+    p->bufs_in_heap = !p->host_buffers && n <= heap / 2 - (1u << 20); /* the same on every rank */
     void **bufs[3] = {&p->sendbuf, &p->recvbuf, &p->refbuf};
     for (int i = 0; i < 3; i++) {
+        if (p->bufs_in_heap && i < 2) {
+            if (!(*bufs[i] = duet_calloc(p->comm, 1, n)))
+                perf_die("duet_calloc of %zu bytes: %s", n, duet_last_error());
+            continue;
+        }
         if (posix_memalign(bufs[i], 4096, n) != 0) perf_die("out of memory for 3 x %zu bytes of buffers", n);
         memset(*bufs[i], 0, n); /* first touch now, not in a timed loop */
     }
@@ -393,8 +402,13 @@ void perf_coll_alloc(perf_t *p)
 
 void perf_coll_free(perf_t *p)
 {
-    free(p->sendbuf);
-    free(p->recvbuf);
+    if (p->bufs_in_heap) {
+        duet_free(p->comm, p->recvbuf);
+        duet_free(p->comm, p->sendbuf);
+    } else {
+        free(p->sendbuf);
+        free(p->recvbuf);
+    }
     free(p->refbuf);
     p->sendbuf = p->recvbuf = p->refbuf = NULL;
 }

@@ -86,6 +86,8 @@ static void usage(FILE *f)
             "  -W, --window N       operations per iteration of put/get            [64]\n"
             "  -V, --max-volume N   fewer iterations for sizes that would move more than\n"
             "                       N bytes per timed loop (put/get, collectives; 0: no cap) [1G]\n"
+            "      --buffers heap|host  collectives' send and receive buffers: from the\n"
+            "                       symmetric heap (one copy per transfer) or malloc   [heap]\n"
             "      --csv FILE       also write the rows as CSV (rank 0)\n"
             "      --fit            after the sweep (or of CSV files): alpha-beta fit per algorithm\n"
             "                       (least squares on relative error), crossovers, fastest per size\n"
@@ -126,7 +128,7 @@ typedef struct {
  * read the settings (duet_cfg) unless it exits: -a sets DUET_ALGO afterwards. */
 static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE };
+    enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS };
     static const struct option longopts[] = {
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
@@ -137,6 +139,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"average", required_argument, NULL, OPT_AVERAGE}, {"csv", required_argument, NULL, OPT_CSV},
         {"fit", no_argument, NULL, OPT_FIT},         {"plot", required_argument, NULL, OPT_PLOT},
         {"list-algos", no_argument, NULL, OPT_LIST}, {"calibrate", no_argument, NULL, OPT_CALIBRATE},
+        {"buffers", required_argument, NULL, OPT_BUFFERS},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
@@ -163,6 +166,13 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case OPT_PLOT: p->plot = optarg; break;
         case OPT_LIST: cli->list_algos = 1; break;
         case OPT_CALIBRATE: cli->calibrate = 1; break;
+        case OPT_BUFFERS:
+            if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "host") != 0) {
+                fprintf(stderr, "duet-perf: --buffers takes heap or host, not \"%s\"\n", optarg);
+                exit(2);
+            }
+            p->host_buffers = strcmp(optarg, "host") == 0;
+            break;
         case 'h':
             if (duet_cfg()->rank <= 0) usage(stdout); /* once under duetrun */
             exit(0);
@@ -287,6 +297,7 @@ static void print_header(const perf_t *p)
         static const char *avg[] = {"rank 0", "mean over ranks", "min over ranks", "max over ranks"};
         printf(", algo %s, check %d, time: %s", p->algo ? p->algo : "auto (tuner)", p->check, avg[p->average]);
         if (strcmp(m->name, "reduce") == 0 || strcmp(m->name, "broadcast") == 0) printf(", root %d", p->root);
+        printf(", buffers %s", p->bufs_in_heap ? "in the symmetric heap" : "host (malloc)");
     }
     printf("\n# %12s %12s %12s %8s %6s %14s %12s %12s %12s %8s\n", "op", "bytes", "count", "dtype",
            "redop", "algo", "time_us", "algbw_GBps", "busbw_GBps", "wrong");

@@ -1,0 +1,82 @@
+/* The latency lane: one-shot allreduce of up to 48 bytes (design in the header). */
+#include <string.h>
+#include "coll/duet_coll_lane.h"
+
+static duet_lane_line_t *lane_line(duet_coll_chan_t *ch, int owner, int from, uint64_t call)
+{
+    return (duet_lane_line_t *)(void *)duet_coll_chan_lane(ch, owner) + 2 * (size_t)from + (call & 1);
+}
+
+/* Waits until rank p's input to lane call k is in my block. */
+static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, int p, uint64_t k, const char *fn)
+{
+    if (atomic_load_explicit(&line->seq, memory_order_acquire) == k) return DUET_OK;
+    duet_waiter_t w;
+    duet_waiter_init(&w, &c->wait_ctx, "%s (one-shot lane, call %llu)", fn, (unsigned long long)k, 0, p);
+    duet_status_t st = DUET_OK;
+    while (atomic_load_explicit(&line->seq, memory_order_acquire) != k)
+        if ((st = duet_waiter_turn(&w))) break;
+    return st;
+}
+
+duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                       duet_datatype_t dt, duet_op_t op, const char *fn)
+{
+    duet_coll_chan_t *ch = c->chan;
+    int n = c->size;
+    size_t bytes = count * duet_datatype_size(dt);
+    uint64_t k = ++ch->lane_calls;
+    char mine[DUET_LANE_BYTES]; /* a copy: in place, recvbuf is written before the input is used */
+    memcpy(mine, sendbuf, bytes);
+    for (int i = 1; i < n; i++) { /* send: my line in every peer's lane, seq last */
+        int p = (c->rank + i) % n;
+        duet_lane_line_t *line = lane_line(ch, p, c->rank, k);
+        memcpy(line->data, mine, bytes);
+        line->len = bytes;
+        atomic_store_explicit(&line->seq, k, memory_order_release);
+    }
+    for (int i = 1; i < n; i++) {
+        int p = (c->rank + i) % n;
+        duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
+    }
+    /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
+    duet_op_t step = op == DUET_AVG ? DUET_SUM : op;
+    int wide = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
+    union {
+        char bytes[DUET_LANE_BYTES];
+        float f32[DUET_LANE_BYTES / 2];
+        double align;
+    } acc;
+    /* every input first, even after a mismatch: a rank that left early could see a peer's
+     * next call overwrite a line it has not read (the lane's reuse rule, in the header) */
+    duet_status_t st = DUET_OK;
+    for (int i = 1; i < n; i++) {
+        int p = (c->rank + i) % n;
+        const duet_lane_line_t *line = lane_line(ch, c->rank, p, k);
+        duet_status_t wst = await_input(c, line, p, k, fn);
+        if (wst) return wst; /* a peer that never came: the communicator is broken anyway */
+        if (line->len != bytes && st == DUET_OK)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
+                           "%s: rank %d contributed %llu bytes where rank %d contributed %zu: the ranks made "
+                           "different collective calls (count, datatype or order differ)",
+                           fn, p, (unsigned long long)line->len, c->rank, bytes);
+    }
+    if (st) return st;
+    for (int p = 0; p < n; p++) {
+        const void *in = p == c->rank ? (const void *)mine : lane_line(ch, c->rank, p, k)->data;
+        if (wide)
+            duet_reduce_to_f32(dt, step, acc.f32, in, count, p == 0);
+        else if (p == 0)
+            memcpy(acc.bytes, in, bytes);
+        else
+            duet_reduce_op(dt, step, acc.bytes, acc.bytes, in, count);
+    }
+    if (wide) {
+        if (op == DUET_AVG) duet_reduce_finish_avg_f32(acc.f32, count, n);
+        duet_f32_to_dtype(dt, recvbuf, acc.f32, count);
+    } else {
+        if (op == DUET_AVG) duet_reduce_finish_avg(dt, acc.bytes, count, n);
+        memcpy(recvbuf, acc.bytes, bytes);
+    }
+    return DUET_OK;
+}
