@@ -35,10 +35,11 @@ static void tune_path(char *out, size_t len)
     else snprintf(out, len, "/tmp/duet-tune-%d-%s.txt", (int)getuid(), host);
 }
 
-static int read_file(duet_coll_model_t *m)
+/* The host's tune file into *m: 0 when it holds a usable model, else -1 (*m unchanged
+ * then, or partly written). */
+static int read_file(duet_coll_model_t *m, char *path, size_t len)
 {
-    char path[512];
-    tune_path(path, sizeof path);
+    tune_path(path, len);
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     int ok = fscanf(f, "alpha_us %lf beta_gbps %lf", &m->alpha_us, &m->beta_gbps) == 2;
@@ -132,6 +133,33 @@ static duet_status_t measure(duet_comm_t c, duet_coll_model_t *m)
     return DUET_OK;
 }
 
+/* DUET_TUNE_ALPHA_US / DUET_TUNE_BETA_GBPS, when set, win over the file and the measurement. */
+static void apply_settings(duet_coll_model_t *m, const duet_cfg_t *cfg)
+{
+    if (cfg->tune_alpha_us > 0) m->alpha_us = cfg->tune_alpha_us;
+    if (cfg->tune_beta_gbps > 0) m->beta_gbps = cfg->tune_beta_gbps;
+}
+
+int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    char path[512];
+    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    int from_file = read_file(&m, path, sizeof path) == 0;
+    if (!from_file) m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    apply_settings(&m, cfg);
+    int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
+    if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_ALPHA_US and DUET_TUNE_BETA_GBPS");
+    else if (from_file)
+        snprintf(source, len, "the tune file %s%s", path,
+                 alpha_set ? ", alpha from DUET_TUNE_ALPHA_US" : beta_set ? ", beta from DUET_TUNE_BETA_GBPS" : "");
+    else
+        snprintf(source, len, "the defaults (no tune file at %s: the library would measure)%s", path,
+                 alpha_set ? ", alpha from DUET_TUNE_ALPHA_US" : beta_set ? ", beta from DUET_TUNE_BETA_GBPS" : "");
+    *out = m;
+    return from_file;
+}
+
 duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
 {
     const duet_cfg_t *cfg = duet_cfg();
@@ -141,7 +169,8 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     }
     duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
     int32_t measure_it = 0;
-    if (c->rank == 0 && read_file(&m) != 0) {
+    char path[512];
+    if (c->rank == 0 && read_file(&m, path, sizeof path) != 0) {
         m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
         measure_it = c->size >= 2;
     }
@@ -153,8 +182,7 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     }
     if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
     if (st) return st;
-    if (cfg->tune_alpha_us > 0) m.alpha_us = cfg->tune_alpha_us;
-    if (cfg->tune_beta_gbps > 0) m.beta_gbps = cfg->tune_beta_gbps;
+    apply_settings(&m, cfg);
     DUET_LOG(INFO, TUNE, "model: alpha %.3f us per message, beta %.2f GB/s%s", m.alpha_us, m.beta_gbps,
              measure_it ? " (measured now)" : "");
     c->model = m;
@@ -174,6 +202,7 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
         c->model = m;
         c->model_ready = 1;
         if (c->tune) duet_coll_tune_free(c); /* decisions made with the old numbers */
+        c->tune_epoch++;                      /* ... the lane's remembered one too */
         *out = m;
     }
     return st;

@@ -3,15 +3,15 @@
  *
  * DUET_ALGO forces a choice, for all collectives ("ring") or per collective
  * ("allreduce:tree,broadcast:ring"); a forced algorithm that cannot run the call is an
- * error, never a silent fallback. Otherwise every algorithm of the collective builds this
- * rank's schedule and is costed as  messages x alpha + bytes x beta  (alpha, beta of the
- * transport), and the cheapest wins. DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick.
+ * error, never a silent fallback. Otherwise every algorithm of the collective is costed
+ * under the alpha-beta model of the transport (duet_coll_predict.h: simulated, per-rank or
+ * analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
+ * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "coll/duet_coll_sim.h"
-#include "coll/duet_coll_tune.h"
+#include "coll/duet_coll_predict.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
     {"ring", DUET_COLL_ALLREDUCE, duet_coll_ring_allreduce},
@@ -55,73 +55,6 @@ static void forced_name(duet_coll_kind_t kind, char *out, size_t len)
             return;
         }
     }
-}
-
-/* The model's cost of this rank's schedule: each message pays alpha, each byte beta. */
-static double model_cost(const duet_sched_t *s, double alpha_us, double beta_us_per_byte)
-{
-    double msgs = 0, bytes = 0;
-    for (int i = 0; i < s->nsteps; i++) {
-        const duet_step_t *st = &s->steps[i];
-        if (st->kind == DUET_STEP_SEND) continue; /* count each transfer once, at its receiver */
-        if (st->kind != DUET_STEP_COPY) msgs++;
-        bytes += (double)st->bytes;
-    }
-    return msgs * alpha_us + bytes * beta_us_per_byte;
-}
-
-/* Up to this many ranks (and steps, below) the tuner simulates every rank's schedule
- * together with src/coll/duet_coll_sim.c — the critical path: a tree's hops add up, a
- * one-shot's messages overlap; past it, the cost is the largest per-rank cost over a fixed
- * sample of ranks. */
-#define SIMULATE_UP_TO 16
-#define SIMULATE_STEPS_MAX 40000 /* about the steps of all ranks, for the widest algorithm */
-
-/* One model for all candidates of a decision: simulate when the call is small enough that
- * even the most message-hungry algorithm (one-shot: about 2 n^2 messages per chunk) stays
- * under SIMULATE_STEPS_MAX steps — a decision then costs at most some tens of ms, once per
- * call shape and communicator. */
-static int worth_simulating(const duet_coll_args_t *a)
-{
-    size_t bytes = a->count * a->elem * (size_t)a->nranks, chunk = duet_coll_chunk(a);
-    double chunks = (double)(bytes / chunk + 1);
-    return a->nranks <= SIMULATE_UP_TO && chunks * 2.0 * a->nranks * a->nranks <= SIMULATE_STEPS_MAX;
-}
-
-/* The model's cost of an algorithm for this call, the same number on every rank (so every
- * rank picks the same algorithm). */
-static duet_status_t algo_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
-                               int simulate, double *cost)
-{
-    if (simulate) {
-        /* a message costs alpha, and its bytes are copied in and out: half of beta each */
-        duet_sim_model_t sm = {m->alpha_us, 0.5 / (m->beta_gbps * 1e3), 0.5 / (m->beta_gbps * 1e3),
-                               duet_cfg()->coll_slots < 2 ? 2 : (int)duet_cfg()->coll_slots};
-        duet_sim_result_t res;
-        duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
-        if (st) return st;
-        if (!res.ok) /* a schedule the simulator rejects never runs */
-            return duet_error_set(DUET_ERR_INTERNAL, "%s %s: the simulator rejects its schedule: %s", al->name,
-                                  duet_coll_kind_name(a->kind), res.error);
-        *cost = res.time_us;
-        return DUET_OK;
-    }
-    int sample[6] = {0, 1, 2, a->nranks / 2, a->nranks - 2, a->nranks - 1}, nsample = 6;
-    int all = a->nranks <= 16;
-    *cost = 0;
-    for (int i = 0; i < (all ? a->nranks : nsample); i++) {
-        duet_coll_args_t ra = *a;
-        ra.rank = all ? i : sample[i];
-        if (ra.rank < 0 || ra.rank >= a->nranks) continue;
-        duet_sched_t s;
-        duet_sched_init(&s, ra.rank, ra.nranks, ra.elem);
-        duet_status_t st = al->build(&ra, &s);
-        double c = st == DUET_OK ? model_cost(&s, m->alpha_us, 1.0 / (m->beta_gbps * 1e3)) : 0;
-        duet_sched_free(&s);
-        if (st) return st;
-        if (c > *cost) *cost = c;
-    }
-    return DUET_OK;
 }
 
 /* Decisions already taken on this communicator, by call shape. */
@@ -169,35 +102,28 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         if (mst) return mst;
         char forced[64];
         forced_name(a->kind, forced, sizeof forced);
-        int simulate = worth_simulating(a);
-        double best_cost = 0;
-        char line[512], refused[256] = "";
+        duet_predict_t pred; /* every candidate's cost, by one method for all */
+        duet_status_t pst = duet_coll_predict_all(a, &model, forced, &pred);
+        if (pst) return pst;
+        char line[512];
+        const char *refused = "";
         duet_status_t refusal = DUET_OK;
         int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks, %s:", kname, a->count * a->elem,
-                            duet_dtype_name(dt), a->nranks, simulate ? "simulated" : "per-rank model");
-        for (int i = 0; i < duet_coll_nalgos; i++) {
-            const duet_coll_algo_t *al = &duet_coll_algos[i];
-            if (al->kind != a->kind || (forced[0] && strcmp(forced, al->name) != 0)) continue;
-            double cost = 0;
-            duet_status_t st = algo_cost(al, a, &model, simulate, &cost);
-            if (st != DUET_OK) {
-                if (forced[0]) {
-                    char why[256]; /* the builder's reason; the message below overwrites it */
-                    snprintf(why, sizeof why, "%s", duet_last_error());
+                            duet_dtype_name(dt), a->nranks, duet_predict_how_name(pred.how));
+        for (int i = 0; i < pred.n; i++) {
+            const duet_predict_entry_t *e = &pred.e[i];
+            if (e->status != DUET_OK) {
+                if (forced[0])
                     return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run "
-                                     "it: %s", forced, kname, why);
-                }
-                refusal = st;
-                snprintf(refused, sizeof refused, "%s", duet_last_error());
+                                     "it: %s", forced, kname, e->why);
+                refusal = e->status;
+                refused = e->why;
                 continue;
             }
             if (used < (int)sizeof line)
-                used += snprintf(line + used, sizeof line - (size_t)used, " %s=%.2fus", al->name, cost);
-            if (!best || cost < best_cost) {
-                best = al;
-                best_cost = cost;
-            }
+                used += snprintf(line + used, sizeof line - (size_t)used, " %s=%.2fus", e->algo->name, e->us);
         }
+        if (pred.best >= 0) best = pred.e[pred.best].algo;
         if (!best) {
             if (forced[0])
                 return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces \"%s\" for %s: no such "

@@ -22,6 +22,11 @@ const char *duet_coll_kind_name(duet_coll_kind_t kind);
  * settings, the host's tune file, or measured once; the same on every rank. Collective the
  * first time it is called on a communicator. */
 duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *model);
+/* The model as this process would have it without measuring, for tools: the settings over
+ * the host's tune file over the defaults. `source` (len bytes) says where it came from.
+ * Returns 1 when the tune file was read, 0 when it is absent or unusable (a communicator
+ * would measure then). */
+int duet_coll_model_local(duet_coll_model_t *model, char *source, size_t len);
 /* Measures anew (collective), updates the tune file and forgets cached decisions. */
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
 

@@ -1,0 +1,106 @@
+/*
+ * duet_coll_predict.h — what an algorithm is predicted to cost for a call shape under the
+ * alpha-beta model: the numbers the tuner (duet_coll_tune.c) compares and duet-sim prints.
+ *
+ * One call shape is costed by one method, the same for every candidate algorithm (so the
+ * comparison is fair) and on every rank (so every rank picks the same):
+ *
+ *   simulated   up to 16 ranks and a bounded number of steps: every rank's schedule runs in
+ *               the schedule simulator (duet_coll_sim.h) and the makespan counts — the
+ *               critical path, overlaps and pipelining included;
+ *   per-rank    up to DUET_PREDICT_BUILD_RANKS ranks while a schedule stays under about
+ *               DUET_PREDICT_BUILD_STEPS steps: the largest, over a sample of ranks, of
+ *               messages x alpha + bytes x beta of the rank's own schedule;
+ *   analytic    beyond: a closed form per algorithm (duet_coll_formula.c), with no schedule
+ *               built, so a call of millions of ranks is costed in microseconds.
+ *
+ * The closed forms approximate the simulator's makespan: a message of m bytes costs its
+ * sender m x beta/2, arrives alpha later and costs its receiver m x beta/2; a local copy or
+ * reduction costs beta/2 per byte; a rank runs one step at a time. With h = beta/2 per
+ * byte, S the call's bytes per rank (a block for allgather, reduce-scatter, all-to-all),
+ * w the widest 1/n part, m the first chunk (at most DUET_COLL_CHUNK), L = log2 of the
+ * largest power of two p <= n, and round(x) = max(h x, h m + alpha) + h x (a round moving
+ * x bytes each way, alpha hidden behind the other chunks when there are several):
+ *
+ *   ring allreduce       2(n-1) round(w)
+ *   tree allreduce       first chunk up and down the binary tree (each level alpha + 2h m,
+ *                        a second child h m later; O(log^2 n) to walk), then the rest at
+ *                        6h per byte (node 1: two children and a parent, both ways)
+ *   dbtree allreduce     1.75 T1 + 1.4 T1 per further chunk column, T1 the single tree's
+ *                        first chunk: the two trees share FIFOs, so columns do not
+ *                        pipeline (fitted to the simulator, see the formula file)
+ *   rd allreduce         L round(S), plus the n-p folded ranks: 2 alpha + 2h (S + m)
+ *   rhd allreduce        2 round(S/2^i) for i = 1..L, plus folding or a copy (h S)
+ *   oneshot allreduce    alpha + (2n-1) h S
+ *   twoshot allreduce    alpha + h ((2q-2) S/q + 2n w) + what alpha the last result does
+ *                        not hide, q = parts that hold data
+ *   chain bcast/reduce   (n-1)(alpha + 2h m), then the rest at 2h per byte
+ *   tree bcast/reduce    one direction of the tree allreduce, the rest at 3h per byte
+ *   ring allgather, reduce-scatter   (n-1) round(S) (+ h S, the allgather's own copy)
+ *   rd allgather, rhd reduce-scatter round(d S) for d = 1, 2, ..., n/2
+ *   direct allgather, reduce-scatter, pairwise all-to-all   (2n-1) h S and the part of
+ *                        alpha the sends do not hide
+ *
+ * tests/unit/test_predict.c checks every form against the simulator from 17 to 1024 ranks
+ * (within 20%, 30% for dbtree) and prints the worst error of each.
+ */
+#ifndef DUET_COLL_PREDICT_H
+#define DUET_COLL_PREDICT_H
+
+#include "coll/duet_coll_tune.h"
+
+#define DUET_PREDICT_BUILD_RANKS 4096     /* per-rank model: at most this many ranks ...       */
+#define DUET_PREDICT_BUILD_STEPS (1 << 18) /* ... and schedules of about this many steps      */
+#define DUET_PREDICT_MAX 16               /* candidates of one collective, at most            */
+
+typedef enum { DUET_PREDICT_SIMULATED, DUET_PREDICT_PER_RANK, DUET_PREDICT_ANALYTIC } duet_predict_how_t;
+
+/* "simulated", "per-rank model", "analytic" */
+const char *duet_predict_how_name(duet_predict_how_t how);
+
+/* The method the tuner uses for this call shape (the same for all its candidates). */
+duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a);
+
+/* Algorithm `al`'s predicted time for shape `a` (a->rank is ignored) under model `m` by
+ * method `how`, in microseconds. DUET_ERR_UNSUPPORTED (with the reason in
+ * duet_last_error()) when the algorithm cannot run the call; DUET_ERR_INVALID_ARG for a
+ * shape or model out of range (the simulator's limits for `simulated`); DUET_ERR_NO_MEMORY. */
+duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+                                     const duet_coll_model_t *m, duet_predict_how_t how, double *us);
+
+/* The closed form alone (any rank count >= 1). */
+duet_status_t duet_coll_predict_analytic(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+                                         const duet_coll_model_t *m, double *us);
+
+/* Every candidate of one call, as the tuner sees them. */
+typedef struct {
+    const duet_coll_algo_t *algo;
+    duet_status_t status; /* DUET_OK: `us` holds its cost; else why it cannot run, in `why` */
+    double us;
+    char why[200];
+} duet_predict_entry_t;
+
+typedef struct {
+    duet_predict_how_t how;
+    int n;    /* candidates in e[], in the order of duet_coll_algos[] */
+    int best; /* index in e[] of the cheapest that can run (first one on a tie), -1: none */
+    duet_predict_entry_t e[DUET_PREDICT_MAX];
+} duet_predict_t;
+
+/*
+ * Costs every algorithm of a->kind — or only the one named `only` (a forced algorithm;
+ * NULL or "" for all) — by the tuner's method for the shape, and names the cheapest.
+ * Returns DUET_OK whenever it could cost the candidates, even if none can run (best -1,
+ * the reasons in e[].why); an empty candidate set (n 0: `only` names no algorithm of the
+ * kind) is DUET_OK too. Errors: DUET_ERR_INVALID_ARG for a model without a positive alpha
+ * and beta or a kind without algorithms (send / recv).
+ */
+duet_status_t duet_coll_predict_all(const duet_coll_args_t *a, const duet_coll_model_t *m, const char *only,
+                                    duet_predict_t *out);
+
+/* The channel chunk and slots the settings give (DUET_COLL_CHUNK, DUET_COLL_SLOTS), as the
+ * channels settle them: for costing calls without a communicator (duet-sim, tests). */
+size_t duet_coll_predict_chunk(void);
+int duet_coll_predict_slots(void);
+
+#endif

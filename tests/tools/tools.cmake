@@ -1,0 +1,16 @@
+# tools.* — tests of the tools' command lines (POSIX sh scripts under tests/tools/, each
+# passing or failing by its exit code).
+if(NOT TARGET duet-sim)
+  return()
+endif()
+
+# duet-sim on its own: no ranks are started
+add_test(NAME tools.duet_sim COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/duet_sim.sh $<TARGET_FILE:duet-sim>)
+set_tests_properties(tools.duet_sim PROPERTIES LABELS unit TIMEOUT 60)
+
+# duet-sim against the tuner itself: the same candidates, times and pick as the TUNE log of
+# a real run on 2 and 4 ranks
+add_test(NAME tools.duet_sim_tuner
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/duet_sim_tuner.sh $<TARGET_FILE:duet-sim> $<TARGET_FILE:duetrun>
+                 $<TARGET_FILE:duet-perf>)
+set_tests_properties(tools.duet_sim_tuner PROPERTIES LABELS mp TIMEOUT 120)
