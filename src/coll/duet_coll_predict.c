@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "coll/duet_coll_lane.h"
 #include "coll/duet_coll_predict.h"
 #include "coll/duet_coll_sim.h"
 
@@ -114,6 +115,12 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
     if (!(m->alpha_us > 0) || !(m->beta_gbps > 0))
         return duet_error_set(DUET_ERR_INVALID_ARG, "predict: alpha %g us and beta %g GB/s must be positive",
                               m->alpha_us, m->beta_gbps);
+    if (al->build == duet_coll_oneshot_allreduce && a->nranks > 1 && a->count * a->elem <= DUET_LANE_BYTES) {
+        /* the latency lane runs it (duet_coll_lane.h): every rank's line travels at once and
+         * nothing is acknowledged or copied through a slot — one alpha */
+        *us = m->alpha_us;
+        return DUET_OK;
+    }
     switch (how) {
     case DUET_PREDICT_SIMULATED: return simulated_cost(al, a, m, us);
     case DUET_PREDICT_PER_RANK: return per_rank_cost(al, a, m, us);

@@ -65,9 +65,9 @@ foreach(mode p2p-interleaved p2p-order-differs p2p-split-large)
   endforeach()
 endforeach()
 
-# test_coll_lane: the latency lane (one-shot allreduce of up to 48 bytes), forced.
+# test_coll_lane: the latency lane (one-shot allreduce of up to 48 bytes), forced and tuned.
 foreach(n 1 2 3 4 5 8)
-  foreach(mode forced)
+  foreach(mode forced tuned)
     if(mode STREQUAL "forced")
       set(env -x DUET_ALGO=allreduce:oneshot)
     else()
