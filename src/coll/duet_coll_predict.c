@@ -116,9 +116,12 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
         return duet_error_set(DUET_ERR_INVALID_ARG, "predict: alpha %g us and beta %g GB/s must be positive",
                               m->alpha_us, m->beta_gbps);
     if (al->build == duet_coll_oneshot_allreduce && a->nranks > 1 && a->count * a->elem <= DUET_LANE_BYTES) {
-        /* the latency lane runs it (duet_coll_lane.h): every rank's line travels at once and
-         * nothing is acknowledged or copied through a slot — one alpha */
-        *us = m->alpha_us;
+        /* the latency lane runs it (duet_coll_lane.h): a lane message is one cache line where
+         * a channel message is two (its slot and the acknowledgement), so half an alpha; and
+         * a rank writes its line to the n-1 peers one after another (beta / 2 per byte, as
+         * the simulator charges a sender) */
+        double line = (double)sizeof(duet_lane_line_t), h = 0.5 / (m->beta_gbps * 1e3);
+        *us = 0.5 * m->alpha_us + (double)(a->nranks - 1) * line * h;
         return DUET_OK;
     }
     switch (how) {

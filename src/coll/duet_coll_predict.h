@@ -32,7 +32,7 @@
  *   rd allreduce         L round(S), plus the n-p folded ranks: 2 alpha + 2h (S + m)
  *   rhd allreduce        2 round(S/2^i) for i = 1..L, plus folding or a copy (h S)
  *   oneshot allreduce    alpha + (2n-1) h S; up to 48 bytes (the latency lane, whatever the
- *                        method): alpha
+ *                        method): alpha / 2 + (n-1) h 64 (a line per peer, no acknowledgement)
  *   twoshot allreduce    alpha + h ((2q-2) S/q + 2n w) + what alpha the last result does
  *                        not hide, q = parts that hold data
  *   chain bcast/reduce   (n-1)(alpha + 2h m), then the rest at 2h per byte
