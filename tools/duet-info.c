@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/duet_util.h"
+#include "cuda/duet_cuda_heap.h"
 
 static void print_backends(void)
 {
@@ -18,7 +19,9 @@ static void print_backends(void)
     printf("Backends:\n");
     printf("  %-6s %-11s %s\n", "cpu", shm ? "available" : "UNAVAILABLE",
            shm ? "host memory; shm transport over /dev/shm" : "/dev/shm is missing or not writable");
-    printf("  %-6s %-11s %s\n", "cuda", "not built", "the CUDA backend is not part of this build yet");
+    char cuda[2048];
+    int rc = duet_cuda_describe(cuda, sizeof cuda);
+    printf("  %-6s %-11s %s\n", "cuda", rc > 0 ? "available" : rc == 0 ? "UNAVAILABLE" : "not built", cuda);
     printf("  %-6s %-11s %s\n", "net", "not built", "the UCX network transport is not part of this build yet");
 }
 

@@ -40,6 +40,7 @@ struct duet_comm {
     } lane_hit;
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
+    struct duet_cuda_comm *cuda; /* the device handle's state (duet_device_comm_get), or NULL */
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;
 };

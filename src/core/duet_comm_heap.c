@@ -9,13 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
+#include "cuda/duet_cuda_heap.h"
+#include "duet/duet_cuda.h"
 
-enum { REQ_ALLOC = 1, REQ_FREE = 2 };
+/* the GPU heap's requests are kinds of their own: a host call on one rank and a device call
+ * on another disagree */
+enum { REQ_ALLOC = 1, REQ_FREE = 2, REQ_ALLOC_DEVICE = 3, REQ_FREE_DEVICE = 4 };
 
 typedef struct {
     uint32_t kind, pad;
     uint64_t size, align; /* REQ_FREE: size = the block's offset */
 } heap_req_t;
+
+static const char *req_name(uint32_t kind)
+{
+    switch (kind) {
+    case REQ_ALLOC: return "alloc";
+    case REQ_FREE: return "free";
+    case REQ_ALLOC_DEVICE: return "alloc_device";
+    case REQ_FREE_DEVICE: return "free_device";
+    default: return "?";
+    }
+}
 
 static duet_status_t agree(duet_comm_t c, const heap_req_t *mine, const char *fn)
 {
@@ -27,9 +42,9 @@ static duet_status_t agree(duet_comm_t c, const heap_req_t *mine, const char *fn
             st = DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
                            "%s: ranks disagree: rank %d asked for %s(%llu, align %llu), rank %d for "
                            "%s(%llu, align %llu); every rank must make the same call",
-                           fn, r, all[r].kind == REQ_FREE ? "free" : "alloc",
-                           (unsigned long long)all[r].size, (unsigned long long)all[r].align, c->rank,
-                           mine->kind == REQ_FREE ? "free" : "alloc", (unsigned long long)mine->size,
+                           fn, r, req_name(all[r].kind), (unsigned long long)all[r].size,
+                           (unsigned long long)all[r].align, c->rank, req_name(mine->kind),
+                           (unsigned long long)mine->size,
                            (unsigned long long)mine->align);
     free(all);
     return st;
@@ -106,12 +121,43 @@ void *duet_calloc(duet_comm_t c, size_t count, size_t size)
     return p;
 }
 
+/* GPU heap blocks: the same agreement, the GPU heap's own allocator (src/cuda). */
+void *duet_malloc_device(duet_comm_t c, size_t size)
+{
+    static const char fn[] = "duet_malloc_device";
+    if (root_only(c, fn)) return NULL;
+    if (!c->heap->gpu) {
+#ifdef DUET_HAVE_CUDA
+        DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: no GPU heap on this communicator (%s)", fn,
+                  duet_cuda_available() ? "some rank has no GPU, or its DUET_CUDA=off"
+                                        : "no usable GPU here, or DUET_CUDA=off");
+#else
+        DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this Duet is built without the CUDA backend "
+                  "(configure with -DDUET_CUDA=ON where nvcc is installed)", fn);
+#endif
+        return NULL;
+    }
+    heap_req_t req = {REQ_ALLOC_DEVICE, 0, size, 256};
+    if (agree(c, &req, fn) || size == 0) return NULL;
+    void *p = NULL;
+    duet_cuda_heap_alloc(c->heap->gpu, size, &p, fn);
+    return p;
+}
+
+static duet_status_t free_device(duet_comm_t c, void *ptr)
+{
+    heap_req_t req = {REQ_FREE_DEVICE, 0, duet_cuda_heap_offset(c->heap->gpu, ptr), 0};
+    duet_status_t st = agree(c, &req, "duet_free");
+    return st ? st : duet_cuda_heap_free(c->heap->gpu, ptr, "duet_free");
+}
+
 duet_status_t duet_free(duet_comm_t c, void *ptr)
 {
     static const char fn[] = "duet_free";
     duet_status_t st = root_only(c, fn);
     if (st) return st;
     duet_heap_t *h = c->heap;
+    if (ptr && duet_cuda_heap_owns(h->gpu, ptr)) return free_device(c, ptr);
     size_t off = 0;
     if (ptr) {
         uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;

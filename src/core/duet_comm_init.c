@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "core/duet_comm.h"
 #include "coll/duet_coll_tune.h"
+#include "cuda/duet_cuda_heap.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
@@ -92,6 +93,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
         if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
+        if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag);
     }
     if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
         (st = duet_coll_chan_create(c, &c->p2p)) != DUET_OK)
@@ -100,6 +102,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         c->chan->byref = duet_cfg()->coll_byref != 0;
     if (st != DUET_OK && c->heap) {
         if (parent) parent->children--;
+        else duet_cuda_heap_destroy(c->heap->gpu);
         duet_heap_release(c->heap);
     }
     if (st != DUET_OK) {
@@ -199,6 +202,11 @@ static duet_status_t comm_free(duet_comm_t c)
     duet_coll_chan_destroy(c, c->p2p);
     duet_coll_tune_free(c);
     free(c->exec_mem);
+    duet_cuda_comm_release(c->cuda);
+    if (!c->parent) { /* the root goes last: no team shares its GPU heap any more */
+        duet_cuda_heap_destroy(c->heap->gpu);
+        c->heap->gpu = NULL;
+    }
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     c->magic = 0;

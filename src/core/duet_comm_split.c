@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
+#include "cuda/duet_cuda_heap.h"
 
 typedef struct {
     int32_t color, key;
@@ -88,7 +89,8 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     if (st != DUET_OK) goto out;
     /* my flags of the slot start from zero before any member may use them */
     memset(duet_heap_slot(parent->heap->local_base, slot), 0, sizeof(duet_team_slot_t));
-    st = duet_boot_barrier(&boot);
+    st = duet_cuda_heap_slot_reset(parent->heap->gpu, slot);
+    if (st == DUET_OK) st = duet_boot_barrier(&boot);
     if (st != DUET_OK) {
         duet_boot_close(&boot);
         goto out;

@@ -59,6 +59,7 @@ typedef struct duet_heap {
     duet_alloc_t *zone;   /* offsets inside the collective zone (add user_end) */
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
+    struct duet_cuda_heap *gpu; /* the GPU heap beside it (src/cuda), or NULL */
 } duet_heap_t;
 
 /* Creates my segment, maps every peer's, and unlinks mine once all peers hold it.

@@ -13,6 +13,7 @@
  */
 #include <stdio.h>
 #include "rma/duet_rma.h"
+#include "cuda/duet_cuda_heap.h"
 
 duet_status_t duet_rma_quiet_all(duet_comm_t c)
 {
@@ -89,6 +90,10 @@ void *duet_ptr(duet_comm_t c, const void *addr, int pe)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
+    if (!duet_comm_check(c, "duet_ptr") && duet_cuda_heap_owns(c->heap->gpu, addr)) {
+        if (duet_rma_pe(c, pe, "duet_ptr", &ep)) return NULL;
+        return duet_cuda_heap_peer(c->heap->gpu, addr, c->heap_pe[pe]);
+    }
     if (duet_rma_target(c, addr, 1, pe, "duet_ptr", &ep, &off)) return NULL;
     return ep->ops->ptr(ep, off);
 }

@@ -98,6 +98,12 @@ void duet_log_set_rank(int rank);
       "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
     X(WAIT_SPIN_US, wait_spin_us, NUM, "20",                                                    \
       "Microseconds a wait spins before it starts yielding the core")                           \
+    X(CUDA, cuda, STR, "auto",                                                                   \
+      "auto: a communicator gets a GPU heap when every rank has a GPU; off: never (CPU only); "  \
+      "ipc: as auto, with cudaMalloc + cudaIpc handles instead of VMM (the fallback, for tests)") \
+    X(CUDA_DEVICE, cuda_device, INT, "-1",                                                       \
+      "CUDA device of this rank; -1: (rank among the ranks of this host) mod (devices visible)") \
+    X(CUDA_HEAP_SIZE, cuda_heap_size, SIZE, "1G", "GPU symmetric heap bytes per rank")           \
     X(RANK, rank, INT, "-1", "This process's rank (set by duetrun)")                            \
     X(NRANKS, nranks, INT, "0", "Number of ranks in the job (set by duetrun)")                  \
     X(LOCAL_RANK, local_rank, INT, "-1", "Rank among the ranks of this host (set by duetrun)")  \

@@ -5,6 +5,8 @@
  *   perf_onesided.c  modes pingpong put get atomic barrier
  *   perf_coll.c      modes allreduce broadcast reduce allgather reducescatter alltoall sendrecv
  *   perf_fit.c       --fit and --plot: alpha-beta fits, crossovers, gnuplot (reads CSV rows)
+ *   perf_device.c    --device: modes pingpong put from inside a kernel (CUDA builds only;
+ *                    its kernels in perf_device.cu)
  *
  * A mode is one row of a mode table (perf_onesided_modes, perf_coll_modes): how to set up a
  * size, run n iterations, and verify. The driver does the rest alike for every mode.
@@ -71,6 +73,7 @@ struct perf {
     const char *algo; /* -a: forced algorithm, NULL: the tuner's choice */
     const char *csv, *plot;
     int fit;
+    int device; /* --device: the mode from perf_device_modes */
     /* job */
     const perf_mode_t *mode;
     duet_comm_t comm;
@@ -105,6 +108,12 @@ extern const perf_mode_t perf_onesided_modes[];
 extern const size_t perf_onesided_nmodes;
 extern const perf_mode_t perf_coll_modes[];
 extern const size_t perf_coll_nmodes;
+#ifdef DUET_HAVE_CUDA
+extern const perf_mode_t perf_device_modes[];
+extern const size_t perf_device_nmodes;
+/* perf_device.c: frees the device modes' buffers (collective; nothing when unused). */
+void perf_device_free(perf_t *p);
+#endif
 
 /* perf_coll.c: before duet_init, with the arguments parsed. Checks -a against the algorithm
  * table and sets DUET_ALGO for it (exits with a message on a bad name). */

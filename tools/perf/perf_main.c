@@ -45,8 +45,17 @@ void perf_die(const char *fmt, ...)
     exit(1);
 }
 
-static const perf_mode_t *find_mode(const char *name)
+static const perf_mode_t *find_mode(const char *name, int device)
 {
+    if (device) {
+#ifdef DUET_HAVE_CUDA
+        for (size_t i = 0; i < perf_device_nmodes; i++)
+            if (strcmp(name, perf_device_modes[i].name) == 0) return &perf_device_modes[i];
+        perf_die("--device: no device mode '%s' (try -h)", name);
+#else
+        perf_die("--device: this duet-perf is built without CUDA");
+#endif
+    }
     for (size_t i = 0; i < perf_onesided_nmodes; i++)
         if (strcmp(name, perf_onesided_modes[i].name) == 0) return &perf_onesided_modes[i];
     for (size_t i = 0; i < perf_coll_nmodes; i++)
@@ -66,6 +75,11 @@ static void usage(FILE *f)
     fprintf(f, "collective modes (nccl-tests' conventions):\n");
     for (size_t i = 0; i < perf_coll_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_coll_modes[i].name, perf_coll_modes[i].help);
+#ifdef DUET_HAVE_CUDA
+    fprintf(f, "device modes (--device MODE; rank 0's time, one kernel launch per row):\n");
+    for (size_t i = 0; i < perf_device_nmodes; i++)
+        fprintf(f, "  %-13s %s\n", perf_device_modes[i].name, perf_device_modes[i].help);
+#endif
     fprintf(f,
             "flags:\n"
             "  -b, --minbytes N     smallest size (K/M/G suffixes)                 [8]\n"
@@ -94,6 +108,7 @@ static void usage(FILE *f)
             "      --plot FILE.png  time and busbw against size, with the fits (gnuplot)\n"
             "      --list-algos C   the algorithms of collective C, one per line\n"
             "      --calibrate      measure the tuner's alpha and beta anew (collective)\n"
+            "      --device         run the device mode MODE (from inside a kernel; CUDA builds)\n"
             "  -h, --help\n"
             "sizes (as nccl-tests): a size S is the bytes of the largest buffer of a rank:\n"
             "  allreduce, broadcast, reduce, sendrecv: S per rank; allgather: S received\n"
@@ -128,7 +143,8 @@ typedef struct {
  * read the settings (duet_cfg) unless it exits: -a sets DUET_ALGO afterwards. */
 static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS };
+    enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS,
+           OPT_DEVICE };
     static const struct option longopts[] = {
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
@@ -139,7 +155,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"average", required_argument, NULL, OPT_AVERAGE}, {"csv", required_argument, NULL, OPT_CSV},
         {"fit", no_argument, NULL, OPT_FIT},         {"plot", required_argument, NULL, OPT_PLOT},
         {"list-algos", no_argument, NULL, OPT_LIST}, {"calibrate", no_argument, NULL, OPT_CALIBRATE},
-        {"buffers", required_argument, NULL, OPT_BUFFERS},
+        {"buffers", required_argument, NULL, OPT_BUFFERS}, {"device", no_argument, NULL, OPT_DEVICE},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
@@ -166,6 +182,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case OPT_PLOT: p->plot = optarg; break;
         case OPT_LIST: cli->list_algos = 1; break;
         case OPT_CALIBRATE: cli->calibrate = 1; break;
+        case OPT_DEVICE: p->device = 1; break;
         case OPT_BUFFERS:
             if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "host") != 0) {
                 fprintf(stderr, "duet-perf: --buffers takes heap or host, not \"%s\"\n", optarg);
@@ -192,7 +209,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         usage(stderr);
         exit(2);
     }
-    p->mode = find_mode(argv[optind]);
+    p->mode = find_mode(argv[optind], p->device);
     if (!p->mode) {
         if (!p->fit && !p->plot) perf_die("unknown mode '%s' (try -h)", argv[optind]);
         cli->files = &argv[optind], cli->nfiles = npos; /* analysis of CSV files */
@@ -247,7 +264,7 @@ static void setup_memory(perf_t *p, const perf_mode_t *m)
         perf_coll_alloc(p);
         return;
     }
-    if (!m->sized) return;
+    if (!m->sized || p->device) return; /* device modes take GPU memory in their setup */
     size_t n = p->maxb ? p->maxb : 1, heap = duet_cfg()->symmetric_size;
     if (n > heap / 2 || 2 * n + 5 * DUET_CACHELINE > heap)
         perf_die("%s up to -e %zu needs 2 x %zu bytes of symmetric heap, but DUET_SYMMETRIC_SIZE is "
@@ -503,6 +520,9 @@ int main(int argc, char **argv)
     if (p.me == 0 && (p.fit || p.plot) && analyze(&p, rows, nrows) != 0) rc = 1;
     free(rows);
     if (m->coll) perf_coll_free(&p);
+#ifdef DUET_HAVE_CUDA
+    if (p.device) perf_device_free(&p);
+#endif
     PERF_CHECK(duet_free(p.comm, p.target));
     PERF_CHECK(duet_free(p.comm, p.origin));
     PERF_CHECK(duet_free(p.comm, p.flag));

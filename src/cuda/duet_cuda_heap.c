@@ -1,0 +1,363 @@
+/*
+ * Creating and destroying the GPU symmetric heap (layout: duet_cuda_heap.h).
+ *
+ * Collective over the root communicator's bootstrap, in three exchanges:
+ *   1. host names and pids: which ranks share this host, and my local rank (-> my GPU);
+ *   2. what each rank could do alone: no GPU (then nobody gets a GPU heap, DUET_OK), a
+ *      failure (everyone fails, naming the rank), its part size (must match), and whether it
+ *      made its part with cuMemCreate + a POSIX-fd handle (VMM);
+ *   3. if every rank has VMM: descriptors over Unix sockets (duet_cuda_fdpass.c), each part
+ *      imported and mapped at va + pe * stride; else cudaMalloc + cudaIpc handles through
+ *      the bootstrap allgather, parts wherever cudaIpcOpenMemHandle puts them;
+ * and a last allgather of the outcome, so the heap exists on all ranks or on none.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <unistd.h>
+#include "cuda/duet_cuda_driver.h"
+#include "cuda/duet_cuda_fdpass.h"
+#include "cuda/duet_cuda_state.h"
+
+typedef struct {
+    char host[64];
+    int32_t pid;
+} who_t;
+
+typedef struct {
+    int32_t status;  /* DUET_OK, or the error that stopped this rank */
+    int32_t gpu;     /* 1: has a GPU to use (and DUET_CUDA is not off) */
+    int32_t vmm;     /* 1: its part is a cuMemCreate allocation with an fd handle */
+    int32_t device;
+    uint64_t part_bytes;
+    char why[96];    /* gpu == 0: why not */
+} gpu_info_t;
+
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    cudaIpcMemHandle_t handle;
+} ipc_info_t;
+
+/* What this rank set up on its own, before talking to the others. */
+typedef struct {
+    CUmemGenericAllocationHandle handle; /* VMM: my part */
+    int have_handle;
+    int fd;                              /* VMM: its exported descriptor */
+} local_t;
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+static int cuda_off(void)
+{
+    const char *v = duet_cfg()->cuda;
+    if (strcasecmp(v, "off") == 0 || strcmp(v, "0") == 0) return 1;
+    if (strcasecmp(v, "auto") != 0 && strcasecmp(v, "ipc") != 0)
+        DUET_LOG(WARN, CUDA, "DUET_CUDA=%s is not auto, ipc or off: taken as auto", v);
+    return 0;
+}
+
+/* Picks and sets up my device; tries the VMM allocation. Fills mine->gpu/why/status. */
+static void probe(gpu_info_t *mine, local_t *loc, int local_rank)
+{
+    int count = 0;
+    if (cuda_off()) {
+        snprintf(mine->why, sizeof mine->why, "DUET_CUDA=off");
+        return;
+    }
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count <= 0) {
+        (void)cudaGetLastError();
+        snprintf(mine->why, sizeof mine->why, "%s", err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device");
+        return;
+    }
+    long want = duet_cfg()->cuda_device;
+    int dev = want >= 0 ? (int)want : local_rank % count;
+    if (want >= count) {
+        mine->status = DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU heap: DUET_CUDA_DEVICE=%ld but only %d "
+                                 "device(s) are visible", want, count);
+        return;
+    }
+    mine->gpu = 1;
+    mine->device = dev;
+    if ((err = cudaSetDevice(dev)) != cudaSuccess || (err = cudaFree(NULL)) != cudaSuccess) {
+        mine->status = DUET_CUDA_FAIL_RT(err, "GPU heap: cannot use CUDA device %d", dev);
+        return;
+    }
+    size_t want_bytes = DUET_CUDA_SYNC_BYTES + duet_cfg()->cuda_heap_size;
+    size_t gran = 2u << 20;
+    mine->part_bytes = round_up(want_bytes, gran);
+    if (strcasecmp(duet_cfg()->cuda, "ipc") == 0) {
+        DUET_LOG(INFO, CUDA, "DUET_CUDA=ipc: the GPU heap uses cudaMalloc + cudaIpc");
+        return;
+    }
+    const duet_cu_t *cu = duet_cu();
+    CUdevice cdev;
+    int vmm = 0, fdok = 0;
+    if (!cu || cu->DeviceGet(&cdev, dev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cdev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&fdok, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cdev) !=
+            CUDA_SUCCESS || !vmm || !fdok) {
+        DUET_LOG(INFO, CUDA, "device %d: no VMM with POSIX-fd handles; the GPU heap uses cudaIpc", dev);
+        return;
+    }
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    size_t g = 0;
+    CUresult r = cu->MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (r == CUDA_SUCCESS && g > gran) mine->part_bytes = round_up(want_bytes, g);
+    if (r == CUDA_SUCCESS) r = cu->MemCreate(&loc->handle, mine->part_bytes, &prop, 0);
+    if (r != CUDA_SUCCESS) {
+        DUET_LOG(INFO, CUDA, "device %d: cuMemCreate(%zu bytes): %s; the GPU heap uses cudaIpc", dev,
+                 mine->part_bytes, duet_cu_error_str(r));
+        return;
+    }
+    loc->have_handle = 1;
+    r = cu->MemExportToShareableHandle(&loc->fd, loc->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r != CUDA_SUCCESS) {
+        DUET_LOG(INFO, CUDA, "device %d: cuMemExportToShareableHandle: %s; the GPU heap uses cudaIpc", dev,
+                 duet_cu_error_str(r));
+        loc->fd = -1;
+        cu->MemRelease(loc->handle);
+        loc->have_handle = 0;
+        return;
+    }
+    mine->vmm = 1;
+}
+
+static void local_release(local_t *loc)
+{
+    if (loc->fd >= 0) close(loc->fd);
+    if (loc->have_handle) duet_cu()->MemRelease(loc->handle);
+    loc->fd = -1;
+    loc->have_handle = 0;
+}
+
+/* Maps one part (mine or an imported one) at its place in the range. */
+static duet_status_t map_part(duet_cuda_heap_t *g, CUmemGenericAllocationHandle hd, int pe)
+{
+    const duet_cu_t *cu = duet_cu();
+    CUdeviceptr at = (CUdeviceptr)(g->va + (uintptr_t)pe * g->stride);
+    CUresult r = cu->MemMap(at, g->part_bytes, 0, hd, 0);
+    if (r != CUDA_SUCCESS)
+        return duet_cuda_fail_cu_(r, "GPU heap: rank %d cannot map rank %d's part (cuMemMap)", g->my_pe, pe);
+    g->peer[pe] = (char *)(uintptr_t)at;
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, g->device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    r = cu->MemSetAccess(at, g->part_bytes, &acc, 1);
+    if (r != CUDA_SUCCESS)
+        return duet_cuda_fail_cu_(r, "GPU heap: rank %d (device %d) cannot access rank %d's part "
+                                  "(cuMemSetAccess)", g->my_pe, g->device, pe);
+    return DUET_OK;
+}
+
+static duet_status_t setup_vmm(duet_cuda_heap_t *g, duet_boot_t *b, local_t *loc, const char *tag,
+                               const uint8_t *local, const int32_t *pids)
+{
+    const duet_cu_t *cu = duet_cu();
+    g->vmm = 1;
+    g->stride = g->part_bytes;
+    g->va_bytes = g->stride * (size_t)g->npes;
+    CUdeviceptr va = 0;
+    CUresult r = cu->MemAddressReserve(&va, g->va_bytes, 2u << 20, 0, 0);
+    duet_status_t st = DUET_OK;
+    if (r != CUDA_SUCCESS)
+        st = duet_cuda_fail_cu_(r, "GPU heap: cannot reserve %zu bytes of GPU address space", g->va_bytes);
+    else
+        g->va = (uintptr_t)va;
+    if (!st) st = map_part(g, loc->handle, g->my_pe);
+    int *fds = malloc(sizeof(int) * (size_t)g->npes);
+    if (!fds && !st) st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    /* every rank takes part in the exchange, even after a local failure (its peers then
+     * hear of it from the exchange's own status allgather) */
+    char name[96];
+    snprintf(name, sizeof name, "%s", tag);
+    if (fds) {
+        duet_status_t xst = duet_cuda_fd_exchange(b, name, local, pids, st ? -1 : loc->fd, fds,
+                                                  duet_cfg()->bootstrap_timeout);
+        if (!st) st = xst;
+    }
+    for (int pe = 0; fds && pe < g->npes; pe++) {
+        if (fds[pe] < 0) continue;
+        CUmemGenericAllocationHandle hd;
+        if (!st) {
+            r = cu->MemImportFromShareableHandle(&hd, (void *)(uintptr_t)fds[pe],
+                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+            if (r != CUDA_SUCCESS)
+                st = duet_cuda_fail_cu_(r, "GPU heap: rank %d cannot import rank %d's part", g->my_pe, pe);
+            else {
+                st = map_part(g, hd, pe);
+                cu->MemRelease(hd); /* the mapping holds the memory from now on */
+            }
+        }
+        close(fds[pe]);
+    }
+    free(fds);
+    return st;
+}
+
+static duet_status_t setup_ipc(duet_cuda_heap_t *g, duet_boot_t *b, const uint8_t *local)
+{
+    g->vmm = 0;
+    g->stride = 0;
+    ipc_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)g->npes);
+    if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    cudaError_t err = cudaMalloc((void **)&g->own, g->part_bytes);
+    if (err != cudaSuccess) {
+        g->own = NULL;
+        mine.status = DUET_CUDA_FAIL_RT(err, "GPU heap: cudaMalloc(%zu) on device %d", g->part_bytes, g->device);
+    } else if ((err = cudaIpcGetMemHandle(&mine.handle, g->own)) != cudaSuccess) {
+        mine.status = DUET_CUDA_FAIL_RT(err, "GPU heap: cudaIpcGetMemHandle");
+    }
+    g->peer[g->my_pe] = g->own;
+    duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
+    if (!st) st = mine.status;
+    for (int r = 0; !st && r < g->npes; r++)
+        if (all[r].status)
+            st = DUET_FAIL(DUET_ERR_CUDA, CUDA, "GPU heap: rank %d could not make its part", r);
+    for (int r = 0; !st && r < g->npes; r++) {
+        if (r == g->my_pe || !local[r]) continue;
+        void *p = NULL;
+        err = cudaIpcOpenMemHandle(&p, all[r].handle, cudaIpcMemLazyEnablePeerAccess);
+        if (err != cudaSuccess)
+            st = DUET_CUDA_FAIL_RT(err, "GPU heap: rank %d cannot open rank %d's part (cudaIpcOpenMemHandle)",
+                                   g->my_pe, r);
+        else
+            g->peer[r] = p;
+    }
+    free(all);
+    return st;
+}
+
+void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
+{
+    if (!g) return;
+    cudaSetDevice(g->device);
+    cudaDeviceSynchronize(); /* no copy of ours still touches a peer's part */
+    const duet_cu_t *cu = duet_cu();
+    for (int pe = 0; g->peer && pe < g->npes; pe++) {
+        if (!g->peer[pe]) continue;
+        if (g->vmm) {
+            CUresult r = cu->MemUnmap((CUdeviceptr)(uintptr_t)g->peer[pe], g->part_bytes);
+            if (r != CUDA_SUCCESS)
+                DUET_LOG(WARN, CUDA, "GPU heap: cuMemUnmap of rank %d's part: %s", pe, duet_cu_error_str(r));
+        } else if (pe != g->my_pe) {
+            cudaIpcCloseMemHandle(g->peer[pe]);
+        }
+    }
+    if (g->va) cu->MemAddressFree((CUdeviceptr)g->va, g->va_bytes);
+    if (g->own) cudaFree(g->own);
+    if (g->peer_dev) cudaFree(g->peer_dev);
+    (void)cudaGetLastError();
+    duet_alloc_destroy(g->alloc);
+    free(g->peer);
+    free(g);
+}
+
+/* Steps 2 and 3 above, once the local ranks are known. */
+static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, const uint8_t *local,
+                           const int32_t *pids, int local_rank)
+{
+    int n = b->nranks, me = b->rank;
+    gpu_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)n);
+    if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    local_t loc = {0, 0, -1};
+    probe(&mine, &loc, local_rank);
+    duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
+    int gpus = 0, vmms = 0;
+    for (int r = 0; !st && r < n; r++) {
+        if (all[r].status)
+            st = r == me ? (duet_status_t)all[r].status
+                         : DUET_FAIL(DUET_ERR_CUDA, CUDA, "GPU heap: rank %d could not set up its GPU", r);
+        gpus += all[r].gpu != 0;
+        vmms += all[r].vmm != 0;
+    }
+    if (!st && gpus < n) {
+        int r0 = 0;
+        while (r0 < n && all[r0].gpu) r0++;
+        if (gpus) DUET_LOG(WARN, CUDA, "no GPU heap: rank %d has no GPU (%s) while %d rank(s) do", r0,
+                           all[r0].why, gpus);
+        else DUET_LOG(INFO, CUDA, "no GPU heap: %s", all[me].why);
+        local_release(&loc);
+        free(all);
+        return DUET_OK;
+    }
+    for (int r = 0; !st && r < n; r++)
+        if (all[r].part_bytes != mine.part_bytes)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU heap: rank %d's part is %llu bytes, rank %d's %zu "
+                           "(DUET_CUDA_HEAP_SIZE must match on every rank)", r,
+                           (unsigned long long)all[r].part_bytes, me, (size_t)mine.part_bytes);
+    duet_cuda_heap_t *g = NULL;
+    if (!st && !(g = calloc(1, sizeof *g))) st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    if (g) {
+        g->device = mine.device;
+        g->my_pe = me;
+        g->npes = n;
+        g->part_bytes = mine.part_bytes;
+        g->lock = &h->lock;
+        g->peer = calloc((size_t)n, sizeof *g->peer);
+        g->alloc = duet_alloc_create(g->part_bytes);
+        size_t off;
+        if (!g->peer || !g->alloc || duet_alloc_take(g->alloc, DUET_CUDA_SYNC_BYTES, 1, &off) || off != 0)
+            st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    }
+    /* the collective steps run on every rank whatever happened locally, so nobody is left
+     * waiting in an exchange; their status allgathers carry the failure */
+    if (vmms == n) {
+        if (g) st = setup_vmm(g, b, &loc, tag, local, pids) ?: st;
+    } else {
+        if (vmms) DUET_LOG(INFO, CUDA, "GPU heap: %d of %d ranks lack VMM; every rank uses cudaIpc", n - vmms, n);
+        local_release(&loc);
+        if (g) st = setup_ipc(g, b, local) ?: st;
+    }
+    local_release(&loc);
+    cudaError_t err = cudaSuccess;
+    if (!st) {
+        size_t bytes = sizeof(char *) * (size_t)n;
+        if ((err = cudaMemset(g->peer[me], 0, DUET_CUDA_SYNC_BYTES)) != cudaSuccess ||
+            (err = cudaMalloc((void **)&g->peer_dev, bytes)) != cudaSuccess ||
+            (err = cudaMemcpy(g->peer_dev, g->peer, bytes, cudaMemcpyHostToDevice)) != cudaSuccess ||
+            (err = cudaDeviceSynchronize()) != cudaSuccess)
+            st = DUET_CUDA_FAIL_RT(err, "GPU heap: initialising rank %d's part", me);
+    }
+    /* all or nothing */
+    int32_t ok = st, *oks = (int32_t *)all; /* all[] is larger than n int32s */
+    duet_status_t xst = duet_boot_allgather(b, &ok, oks, sizeof ok);
+    if (!st) st = xst;
+    for (int r = 0; !st && r < n; r++)
+        if (oks[r]) st = DUET_FAIL(DUET_ERR_CUDA, CUDA, "GPU heap: rank %d failed to set it up", r);
+    free(all);
+    if (st) {
+        duet_cuda_heap_destroy(g);
+        return st;
+    }
+    h->gpu = g;
+    DUET_LOG(INFO, CUDA, "GPU heap: device %d, %zu bytes per rank, %s", g->device, g->part_bytes,
+             g->vmm ? "VMM (one range, fixed stride)" : "cudaIpc fallback");
+    return DUET_OK;
+}
+
+duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag)
+{
+    h->gpu = NULL;
+    int n = b->nranks;
+    who_t mine = {.pid = (int32_t)getpid()}, *all = malloc(sizeof *all * (size_t)n);
+    uint8_t *local = malloc((size_t)n);
+    int32_t *pids = malloc(sizeof *pids * (size_t)n);
+    gethostname(mine.host, sizeof mine.host - 1);
+    duet_status_t st = all && local && pids ? DUET_OK : DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
+    if (!st) st = duet_boot_allgather(b, &mine, all, sizeof mine);
+    int local_rank = 0;
+    for (int r = 0; !st && r < n; r++) {
+        local[r] = strcmp(all[r].host, mine.host) == 0;
+        pids[r] = all[r].pid;
+        if (r < b->rank && local[r]) local_rank++;
+    }
+    if (!st) st = build(h, b, tag, local, pids, local_rank);
+    free(all);
+    free(local);
+    free(pids);
+    return st ? duet_error_wrap(st, "GPU heap") : DUET_OK;
+}

@@ -1,0 +1,93 @@
+/*
+ * duet_cuda_heap.h — the GPU symmetric heap, as the rest of the library sees it (no CUDA
+ * headers here: src/core includes this file in every build).
+ *
+ * One per root communicator (like the host heap, whose `gpu` field points at it), shared by
+ * its teams. Each world pe owns one part; every part starts with the sync area, DUET_TEAM_SLOTS
+ * slots of DUET_CUDA_SYNC_SLOT_BYTES, one per communicator sync slot (the root uses slot 0,
+ * a team the slot it got at split time):
+ *
+ *   part of pe p:  0          64 KiB                                  part_bytes
+ *                  | sync area | user heap (duet_malloc_device) ...    |
+ *
+ * VMM (the normal case): every part is one cuMemCreate allocation; all local parts are mapped
+ * into one reserved range, part p at va + p * stride. Fallback (no VMM / POSIX-fd handles):
+ * cudaMalloc + cudaIpc handles; parts lie anywhere (stride 0), peer[] says where.
+ *
+ * Without the CUDA backend in the build the functions below are inline stubs and a heap's
+ * `gpu` is always NULL.
+ */
+#ifndef DUET_CUDA_HEAP_H
+#define DUET_CUDA_HEAP_H
+
+#include "core/duet_comm.h"
+
+#define DUET_CUDA_SYNC_BYTES      ((size_t)64 << 10)
+#define DUET_CUDA_SYNC_SLOT_BYTES (DUET_CUDA_SYNC_BYTES / DUET_TEAM_SLOTS)
+
+typedef struct duet_cuda_heap duet_cuda_heap_t;
+typedef struct duet_cuda_comm duet_cuda_comm_t;
+
+#ifdef DUET_HAVE_CUDA
+/* Collective over the root communicator's bootstrap: creates h->gpu, or leaves it NULL (and
+ * returns DUET_OK) when some rank has no GPU or DUET_CUDA=off. */
+duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag);
+/* Unmaps and frees everything (after the communicator's closing barrier). NULL is a no-op. */
+void duet_cuda_heap_destroy(duet_cuda_heap_t *g);
+/* 1 when p lies in my part's user heap. */
+int duet_cuda_heap_owns(const duet_cuda_heap_t *g, const void *p);
+/* Takes `size` bytes (> 0) from the user heap; DUET_ERR_NO_MEMORY with a message when full. */
+duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, size_t size, void **out, const char *fn);
+duet_status_t duet_cuda_heap_free(duet_cuda_heap_t *g, void *p, const char *fn);
+/* Offset of an owned pointer in the part. */
+size_t duet_cuda_heap_offset(const duet_cuda_heap_t *g, const void *p);
+/* Where my part's `p` lies in pe's part, in my mapping (NULL: not mapped here). */
+void *duet_cuda_heap_peer(const duet_cuda_heap_t *g, const void *p, int heap_pe);
+/* Zeroes my sync words of `slot` (a new team's, before any member uses them). */
+duet_status_t duet_cuda_heap_slot_reset(duet_cuda_heap_t *g, int slot);
+/* Frees a communicator's device handle state (duet_device_comm_get). NULL is a no-op. */
+void duet_cuda_comm_release(duet_cuda_comm_t *cc);
+#else
+static inline duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag)
+{
+    (void)b;
+    (void)tag;
+    h->gpu = NULL;
+    return DUET_OK;
+}
+static inline void duet_cuda_heap_destroy(duet_cuda_heap_t *g) { (void)g; }
+static inline int duet_cuda_heap_owns(const duet_cuda_heap_t *g, const void *p) { (void)g; (void)p; return 0; }
+static inline duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, size_t size, void **out, const char *fn)
+{
+    (void)g;
+    (void)size;
+    *out = NULL;
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this Duet is built without CUDA", fn);
+}
+static inline duet_status_t duet_cuda_heap_free(duet_cuda_heap_t *g, void *p, const char *fn)
+{
+    (void)g;
+    (void)p;
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this Duet is built without CUDA", fn);
+}
+static inline size_t duet_cuda_heap_offset(const duet_cuda_heap_t *g, const void *p) { (void)g; (void)p; return 0; }
+static inline void *duet_cuda_heap_peer(const duet_cuda_heap_t *g, const void *p, int heap_pe)
+{
+    (void)g;
+    (void)p;
+    (void)heap_pe;
+    return NULL;
+}
+static inline duet_status_t duet_cuda_heap_slot_reset(duet_cuda_heap_t *g, int slot) { (void)g; (void)slot; return DUET_OK; }
+static inline void duet_cuda_comm_release(duet_cuda_comm_t *cc) { (void)cc; }
+#endif
+
+/* For duet-info: what the CUDA backend finds here, in `buf`. Returns 1 when a GPU can be
+ * used, 0 when not, -1 when this build has no CUDA backend. */
+int duet_cuda_describe(char *buf, size_t len);
+
+/* Sets the abort word kernels of this communicator poll (0 clears it); a no-op when the
+ * communicator has no device handle yet. Internal: revoke / failure paths call it. */
+void duet_cuda_set_abort(duet_comm_t c, duet_status_t status);
+
+#endif
