@@ -11,6 +11,7 @@
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_lane.h"
 #include "coll/duet_coll_tune.h"
+#include "cuda/duet_cuda_coll.h"
 
 static void op_release(duet_coll_op_t *o);
 
@@ -47,9 +48,13 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: root %d is out of range [0, %d)", fn, root, c->size);
     if ((kind == DUET_COLL_SEND || kind == DUET_COLL_RECV) && (root < 0 || root >= c->size || root == c->rank))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)", fn, root, c->size);
-    if (stream)
-        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this build has only "
+    /* duet_allreduce routes GPU work before it comes here (duet_cuda_coll_routes) */
+    if (stream && !c->heap->gpu)
+        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this communicator has only "
                               "the CPU backend (pass NULL for host buffers)", fn);
+    if (kind != DUET_COLL_ALLREDUCE && duet_cuda_coll_routes(c, sendbuf, recvbuf, stream))
+        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: GPU buffers or a stream: only duet_allreduce runs on "
+                              "the GPU so far", fn);
     size_t sc, rc, bytes;
     buffer_counts(kind, count, c->size, &sc, &rc);
     if (__builtin_mul_overflow(count, (size_t)c->size, &bytes) ||
@@ -222,6 +227,14 @@ static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t 
 duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,
                              duet_comm_t comm, duet_stream_t stream)
 {
+    if (duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream)) { /* GPU buffers or a stream: src/cuda */
+        duet_status_t st = check_args(comm, DUET_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL,
+                                      "duet_allreduce");
+        if (st == DUET_OK && (st = duet_cuda_coll_allreduce(comm, sendbuf, recvbuf, count, dt, op, stream,
+                                                            "duet_allreduce")) == DUET_OK)
+            comm->coll_calls++;
+        return st ? duet_error_wrap(st, "duet_allreduce") : DUET_OK;
+    }
     if (lane_again(comm, sendbuf, recvbuf, count, dt, op, stream)) {
         comm->coll_calls++;
         duet_status_t st = duet_coll_lane_allreduce(comm, sendbuf, recvbuf, count, dt, op, "duet_allreduce");

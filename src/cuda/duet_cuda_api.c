@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_state.h"
 
@@ -73,6 +74,7 @@ duet_status_t duet_cuda_heap_slot_reset(duet_cuda_heap_t *g, int slot)
 void duet_cuda_comm_release(duet_cuda_comm_t *cc)
 {
     if (!cc) return;
+    duet_cuda_coll_release(cc->coll);
     if (cc->heap_pe_dev) cudaFree(cc->heap_pe_dev);
     if (cc->abort_host) cudaFreeHost((void *)cc->abort_host);
     (void)cudaGetLastError();

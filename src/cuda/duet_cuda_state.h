@@ -27,6 +27,7 @@ struct duet_cuda_comm {
     volatile int32_t *abort_host; /* mapped pinned word: the host writes, kernels poll */
     int32_t *abort_dev;      /* its device address */
     uint64_t sync_epoch;     /* the device side's barriers so far (duet_device_comm_t) */
+    struct duet_cuda_coll *coll; /* the GPU collectives' state (duet_cuda_coll.c), or NULL */
 };
 
 #endif

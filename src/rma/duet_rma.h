@@ -2,12 +2,15 @@
  * duet_rma.h — argument checks shared by the one-sided calls. Everything a call needs
  * (is the communicator live, is the PE in range, does [addr, addr+bytes) lie inside the
  * symmetric heap) is checked here before any byte moves, so bad input gets
- * DUET_ERR_INVALID_ARG with a message, never a crash.
+ * DUET_ERR_INVALID_ARG with a message, never a crash. An address outside the host heap but
+ * in my part of the GPU heap is not an error: duet_rma_where says DUET_RMA_GPU and the call
+ * goes to src/cuda/duet_cuda_rma.c (the host path still costs one range compare).
  */
 #ifndef DUET_RMA_H
 #define DUET_RMA_H
 
 #include "core/duet_comm.h"
+#include "cuda/duet_cuda_rma.h"
 
 /* Offset of [addr, addr+bytes) in the symmetric user heap, or an error. */
 static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, size_t bytes,
@@ -25,6 +28,28 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
     return DUET_OK;
 }
 
+/* Not a status (statuses are 0 or negative): the range lies in my part of the GPU heap, and
+ * the call takes the GPU path (src/cuda/duet_cuda_rma.c). */
+#define DUET_RMA_GPU ((duet_status_t)1)
+
+/* duet_rma_offset, but a range of the GPU heap gives DUET_RMA_GPU instead of an error. The
+ * host path pays the one range compare it always did: the GPU heap is looked at only when
+ * that fails. */
+static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size_t bytes, const char *fn,
+                                           const char *what, size_t *off)
+{
+    const duet_heap_t *h = c->heap;
+    uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
+    uintptr_t hi = (uintptr_t)h->local_base + h->user_end;
+    uintptr_t a = (uintptr_t)addr;
+    if (DUET_LIKELY(a >= lo && a < hi && bytes <= hi - a)) {
+        *off = a - (uintptr_t)h->local_base;
+        return DUET_OK;
+    }
+    if (h->gpu && duet_cuda_rma_owns(h->gpu, addr, bytes ? bytes : 1)) return DUET_RMA_GPU;
+    return duet_rma_offset(c, addr, bytes, fn, what, off); /* the error */
+}
+
 static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, duet_tport_ep_t **ep)
 {
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
@@ -40,6 +65,16 @@ static inline duet_status_t duet_rma_target(duet_comm_t c, const void *addr, siz
     duet_status_t st = duet_comm_check(c, fn);
     if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn, ep);
     if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_offset(c, addr, bytes, fn, "the remote address", off);
+    return st;
+}
+
+/* duet_rma_target, with duet_rma_where's DUET_RMA_GPU. */
+static inline duet_status_t duet_rma_target_where(duet_comm_t c, const void *addr, size_t bytes, int pe,
+                                                  const char *fn, duet_tport_ep_t **ep, size_t *off)
+{
+    duet_status_t st = duet_comm_check(c, fn);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn, ep);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_where(c, addr, bytes, fn, "the remote address", off);
     return st;
 }
 

@@ -21,6 +21,7 @@ duet_status_t duet_rma_quiet_all(duet_comm_t c)
     duet_status_t st = DUET_OK, first = DUET_OK;
     for (int pe = 0; pe < h->npes; pe++)
         if ((st = h->eps[pe].ops->quiet(&h->eps[pe])) && !first) first = st;
+    if (DUET_UNLIKELY(h->gpu != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
     return first;
 }
 
@@ -32,6 +33,9 @@ duet_status_t duet_fence(duet_comm_t c)
     duet_status_t first = DUET_OK;
     for (int pe = 0; pe < h->npes; pe++)
         if ((st = h->eps[pe].ops->fence(&h->eps[pe])) && !first) first = st;
+    /* GPU-heap operations are ordered among themselves by their stream, not against the
+     * host heap's: completing them orders both */
+    if (DUET_UNLIKELY(h->gpu != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
     return first;
 }
 
@@ -102,5 +106,7 @@ int duet_addr_accessible(duet_comm_t c, const void *addr, int pe)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    return duet_rma_target(c, addr, 1, pe, "duet_addr_accessible", &ep, &off) == DUET_OK;
+    duet_status_t st = duet_rma_target_where(c, addr, 1, pe, "duet_addr_accessible", &ep, &off);
+    if (st == DUET_RMA_GPU) return duet_cuda_heap_peer(c->heap->gpu, addr, c->heap_pe[pe]) != NULL;
+    return st == DUET_OK;
 }

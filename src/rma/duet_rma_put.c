@@ -2,46 +2,57 @@
 #include "rma/duet_rma.h"
 
 /* The shm transport completes every put at once, so nbi and blocking share one path; a
- * transport with real non-blocking operations keeps nbi pending until quiet. */
-static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, const char *fn)
+ * transport with real non-blocking operations keeps nbi pending until quiet. A target in the
+ * GPU heap goes to src/cuda (nbi: 0 blocking, 1 nbi, 2 a p: src is a host value). */
+static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+                               const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
     duet_status_t st;
     if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target(c, dest, n, pe, fn, &ep, &off)) || (st = duet_rma_local(src, n, fn, "the source")))
+    if ((st = duet_rma_target_where(c, dest, n, pe, fn, &ep, &off)) ||
+        (st = duet_rma_local(src, n, fn, "the source"))) {
+        if (st == DUET_RMA_GPU && !(st = duet_rma_local(src, n, fn, "the source")))
+            return duet_cuda_rma_put(c, dest, src, n, pe, nbi, fn);
         return st;
+    }
     st = ep->ops->put(ep, off, src, n);
     ep->ops->notify(ep);
     return st;
 }
 
-static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, const char *fn)
+static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+                               const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
     duet_status_t st;
     if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target(c, src, n, pe, fn, &ep, &off)) || (st = duet_rma_local(dest, n, fn, "the destination")))
+    if ((st = duet_rma_target_where(c, src, n, pe, fn, &ep, &off)) ||
+        (st = duet_rma_local(dest, n, fn, "the destination"))) {
+        if (st == DUET_RMA_GPU && !(st = duet_rma_local(dest, n, fn, "the destination")))
+            return duet_cuda_rma_get(c, dest, src, n, pe, nbi, fn);
         return st;
+    }
     return ep->ops->get(ep, dest, off, n);
 }
 
 duet_status_t duet_put(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return put_bytes(c, dest, src, n, pe, "duet_put");
+    return put_bytes(c, dest, src, n, pe, 0, "duet_put");
 }
 duet_status_t duet_put_nbi(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return put_bytes(c, dest, src, n, pe, "duet_put_nbi");
+    return put_bytes(c, dest, src, n, pe, 1, "duet_put_nbi");
 }
 duet_status_t duet_get(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return get_bytes(c, dest, src, n, pe, "duet_get");
+    return get_bytes(c, dest, src, n, pe, 0, "duet_get");
 }
 duet_status_t duet_get_nbi(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return get_bytes(c, dest, src, n, pe, "duet_get_nbi");
+    return get_bytes(c, dest, src, n, pe, 1, "duet_get_nbi");
 }
 
 /* The span of a strided access: from the lowest to the highest element touched. */
@@ -72,8 +83,11 @@ static duet_status_t strided(duet_comm_t c, int is_put, void *dest, const void *
     if ((st = strided_span(remote, rstride, nelems, es, fn, &rlo, &rbytes)) ||
         (st = strided_span(local, lstride, nelems, es, fn, &llo, &lbytes)) ||
         (st = duet_rma_local(local, lbytes, fn, is_put ? "the source" : "the destination")) ||
-        (st = duet_rma_target(c, rlo, rbytes, pe, fn, &ep, &off)))
+        (st = duet_rma_target_where(c, rlo, rbytes, pe, fn, &ep, &off))) {
+        if (st == DUET_RMA_GPU)
+            return duet_cuda_rma_strided(c, is_put, dest, src, dst_stride, src_stride, nelems, es, pe, fn);
         return st;
+    }
     off += (size_t)((const char *)remote - (const char *)rlo);
     if (!is_put) return ep->ops->iget(ep, dest, off, dst_stride, src_stride, nelems, es);
     st = ep->ops->iput(ep, off, src, dst_stride, src_stride, nelems, es);
@@ -99,25 +113,25 @@ duet_status_t duet_iget(duet_comm_t c, void *dest, const void *src, ptrdiff_t ds
     {                                                                                             \
         size_t bytes;                                                                             \
         duet_status_t st = duet_rma_bytes(nelems, sizeof(T), "duet_put_" #N, &bytes);             \
-        return st ? st : put_bytes(c, dest, src, bytes, pe, "duet_put_" #N);                      \
+        return st ? st : put_bytes(c, dest, src, bytes, pe, 0, "duet_put_" #N);                      \
     }                                                                                             \
     duet_status_t duet_put_##N##_nbi(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe) \
     {                                                                                             \
         size_t bytes;                                                                             \
         duet_status_t st = duet_rma_bytes(nelems, sizeof(T), "duet_put_" #N "_nbi", &bytes);      \
-        return st ? st : put_bytes(c, dest, src, bytes, pe, "duet_put_" #N "_nbi");               \
+        return st ? st : put_bytes(c, dest, src, bytes, pe, 1, "duet_put_" #N "_nbi");               \
     }                                                                                             \
     duet_status_t duet_get_##N(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe)       \
     {                                                                                             \
         size_t bytes;                                                                             \
         duet_status_t st = duet_rma_bytes(nelems, sizeof(T), "duet_get_" #N, &bytes);             \
-        return st ? st : get_bytes(c, dest, src, bytes, pe, "duet_get_" #N);                      \
+        return st ? st : get_bytes(c, dest, src, bytes, pe, 0, "duet_get_" #N);                      \
     }                                                                                             \
     duet_status_t duet_get_##N##_nbi(duet_comm_t c, T *dest, const T *src, size_t nelems, int pe) \
     {                                                                                             \
         size_t bytes;                                                                             \
         duet_status_t st = duet_rma_bytes(nelems, sizeof(T), "duet_get_" #N "_nbi", &bytes);      \
-        return st ? st : get_bytes(c, dest, src, bytes, pe, "duet_get_" #N "_nbi");               \
+        return st ? st : get_bytes(c, dest, src, bytes, pe, 1, "duet_get_" #N "_nbi");               \
     }                                                                                             \
     duet_status_t duet_iput_##N(duet_comm_t c, T *dest, const T *src, ptrdiff_t dst_stride,       \
                                 ptrdiff_t src_stride, size_t nelems, int pe)                      \
@@ -133,11 +147,11 @@ duet_status_t duet_iget(duet_comm_t c, void *dest, const void *src, ptrdiff_t ds
     }                                                                                             \
     duet_status_t duet_p_##N(duet_comm_t c, T *dest, T value, int pe)                             \
     {                                                                                             \
-        return put_bytes(c, dest, &value, sizeof(T), pe, "duet_p_" #N);                           \
+        return put_bytes(c, dest, &value, sizeof(T), pe, 2, "duet_p_" #N);                           \
     }                                                                                             \
     duet_status_t duet_g_##N(duet_comm_t c, const T *src, int pe, T *value)                       \
     {                                                                                             \
         duet_status_t st = duet_rma_local(value, 1, "duet_g_" #N, "the value pointer");           \
-        return st ? st : get_bytes(c, value, src, sizeof(T), pe, "duet_g_" #N);                   \
+        return st ? st : get_bytes(c, value, src, sizeof(T), pe, 0, "duet_g_" #N);                   \
     }
 DUET_RMA_TYPES(DUET_DEFINE_RMA_)

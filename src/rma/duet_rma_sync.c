@@ -7,6 +7,7 @@
  * rescan through the one wait loop until their condition holds.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include "rma/duet_rma.h"
 
 enum { MODE_ALL, MODE_ANY, MODE_SOME };
@@ -24,11 +25,11 @@ static duet_status_t check_ivars(duet_comm_t c, const void *ivars, size_t n, siz
     if (cmp < DUET_CMP_EQ || cmp > DUET_CMP_LE)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: comparison %d is not a DUET_CMP_* value", fn, cmp);
     if (n == 0) return DUET_OK;
-    if ((st = duet_rma_bytes(n, es, fn, &bytes)) || (st = duet_rma_offset(c, ivars, bytes, fn, "ivars", &off)))
+    if ((st = duet_rma_bytes(n, es, fn, &bytes)) || (st = duet_rma_where(c, ivars, bytes, fn, "ivars", &off)) < 0)
         return st;
     if ((uintptr_t)ivars % es)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: ivars %p is not aligned to %zu bytes", fn, ivars, es);
-    return DUET_OK;
+    return st; /* DUET_OK, or DUET_RMA_GPU */
 }
 
 static int waits_satisfied(int mode, const scan_t *s)
@@ -70,26 +71,34 @@ static int waits_satisfied(int mode, const scan_t *s)
                                   size_t *index, size_t *indices, size_t *count, const char *fn)  \
     {                                                                                             \
         duet_status_t st = check_ivars(c, ivars, n, sizeof(T), cmp, fn);                          \
-        if (st) return st;                                                                        \
+        if (st < 0) return st;                                                                    \
+        T *look = ivars; /* GPU ivars: scanned in a host copy, fetched on every look */          \
+        if (st == DUET_RMA_GPU && !(look = malloc(n * sizeof(T))))                                \
+            return duet_error_set(DUET_ERR_NO_MEMORY, "%s: out of host memory", fn);              \
         duet_waiter_t w;                                                                          \
         int started = 0;                                                                          \
         for (;;) {                                                                                \
-            scan_t s = scan_##N(ivars, n, status, cmp, value, values,                             \
+            if (look != ivars && (st = duet_cuda_rma_read(c, look, ivars, n * sizeof(T), fn)))    \
+                break;                                                                            \
+            scan_t s = scan_##N(look, n, status, cmp, value, values,                              \
                                 mode == MODE_SOME ? indices : NULL);                              \
             if (!wait || waits_satisfied(mode, &s)) {                                             \
                 int ok = waits_satisfied(mode, &s) && (s.included > 0 || mode == MODE_ALL);       \
                 if (satisfied) *satisfied = ok;                                                   \
                 if (index) *index = ok ? s.first : SIZE_MAX;                                      \
                 if (count) *count = s.satisfied;                                                  \
-                return DUET_OK;                                                                   \
+                st = DUET_OK;                                                                     \
+                break;                                                                            \
             }                                                                                     \
             if (!started) {                                                                       \
                 duet_waiter_init(&w, &c->wait_ctx, "%s on %llu value(s) at 0x%llx", fn, n,       \
                                  (uintptr_t)ivars, -1);                                           \
                 started = 1;                                                                      \
             }                                                                                     \
-            if ((st = duet_waiter_turn(&w))) return st;                                           \
+            if ((st = duet_waiter_turn(&w))) break;                                               \
         }                                                                                         \
+        if (look != ivars) free(look);                                                            \
+        return st;                                                                                \
     }                                                                                             \
     duet_status_t duet_wait_until_##N(duet_comm_t c, T *ivar, int cmp, T value)                   \
     {                                                                                             \

@@ -113,6 +113,10 @@ extern const perf_mode_t perf_device_modes[];
 extern const size_t perf_device_nmodes;
 /* perf_device.c: frees the device modes' buffers (collective; nothing when unused). */
 void perf_device_free(perf_t *p);
+/* perf_device_coll.c: the public collectives on GPU buffers (--device allreduce). */
+extern const perf_mode_t perf_device_coll_modes[];
+extern const size_t perf_device_coll_nmodes;
+void perf_device_coll_free(perf_t *p);
 #endif
 
 /* perf_coll.c: before duet_init, with the arguments parsed. Checks -a against the algorithm

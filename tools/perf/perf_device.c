@@ -8,7 +8,15 @@
  *              (at least 64 KiB each), n times, then quiet (time: one put of the size)
  *
  * Each row's time includes one kernel launch for all of its iterations (a few microseconds
- * over -n iterations). Built only with the CUDA backend.
+ * over -n iterations).
+ *
+ * Host calls on GPU memory (the host one-sided API on the GPU heap, src/cuda/duet_cuda_rma.c):
+ *
+ *   barrier    every rank: duet_barrier_all with the GPU heap in use (time: one barrier)
+ *   pquiet     rank 0: duet_p_uint64 into rank 1's GPU word, then duet_quiet (time: one pair)
+ *   sbarrier   every rank: duet_barrier_on_stream + cudaStreamSynchronize (time: one pair)
+ *
+ * Built only with the CUDA backend.
  */
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -119,7 +127,51 @@ static uint64_t put_verify(perf_t *p, size_t bytes)
     return bad;
 }
 
+static void barrier_body(perf_t *p, size_t bytes, long n)
+{
+    for (long i = 0; i < n; i++) PERF_CHECK(duet_barrier_all());
+}
+
+static void pquiet_body(perf_t *p, size_t bytes, long n)
+{
+    if (p->me == 0)
+        for (long i = 1; i <= n; i++) {
+            PERF_CHECK(duet_p_uint64(p->comm, dev.flag, p->seq + (uint64_t)i, 1));
+            PERF_CHECK(duet_quiet(p->comm));
+        }
+    p->seq += (uint64_t)n;
+}
+
+static uint64_t pquiet_verify(perf_t *p, size_t bytes)
+{
+    if (p->me != 1) return 0;
+    uint64_t v;
+    PERF_CUDA(cudaMemcpy(&v, dev.flag, sizeof v, cudaMemcpyDeviceToHost));
+    return v != p->seq;
+}
+
+static void sbarrier_body(perf_t *p, size_t bytes, long n)
+{
+    for (long i = 0; i < n; i++) {
+        PERF_CHECK(duet_barrier_on_stream(p->comm, NULL));
+        PERF_CUDA(cudaStreamSynchronize(NULL));
+    }
+    PERF_CHECK(duet_quiet(p->comm)); /* reports a failed stream barrier */
+}
+
 const perf_mode_t perf_device_modes[] = {
+    {.name = "barrier", .dtype = "none", .redop = "none", .algo = "host", .elem_size = 0,
+     .fixed_bytes = 0, .sized = 0, .pair = 0, .windowed = 0, .default_iters = 10000,
+     .setup = dev_setup, .body = barrier_body, .verify = NULL,
+     .help = "host duet_barrier_all on every rank, with the GPU heap in use"},
+    {.name = "pquiet", .dtype = "uint64", .redop = "none", .algo = "host", .elem_size = 8,
+     .fixed_bytes = 8, .sized = 0, .pair = 1, .windowed = 0, .default_iters = 10000,
+     .setup = dev_setup, .body = pquiet_body, .verify = pquiet_verify,
+     .help = "host duet_p into rank 1's GPU memory + duet_quiet, on rank 0"},
+    {.name = "sbarrier", .dtype = "none", .redop = "none", .algo = "stream", .elem_size = 0,
+     .fixed_bytes = 0, .sized = 0, .pair = 0, .windowed = 0, .default_iters = 2000,
+     .setup = dev_setup, .body = sbarrier_body, .verify = NULL,
+     .help = "duet_barrier_on_stream + cudaStreamSynchronize on every rank"},
     {.name = "pingpong", .dtype = "uint64", .redop = "none", .algo = "device", .elem_size = 8,
      .fixed_bytes = 8, .sized = 0, .pair = 1, .windowed = 0, .default_iters = 10000,
      .setup = dev_setup, .body = pingpong_body, .verify = pingpong_verify,

@@ -51,6 +51,8 @@ static const perf_mode_t *find_mode(const char *name, int device)
 #ifdef DUET_HAVE_CUDA
         for (size_t i = 0; i < perf_device_nmodes; i++)
             if (strcmp(name, perf_device_modes[i].name) == 0) return &perf_device_modes[i];
+        for (size_t i = 0; i < perf_device_coll_nmodes; i++)
+            if (strcmp(name, perf_device_coll_modes[i].name) == 0) return &perf_device_coll_modes[i];
         perf_die("--device: no device mode '%s' (try -h)", name);
 #else
         perf_die("--device: this duet-perf is built without CUDA");
@@ -79,6 +81,8 @@ static void usage(FILE *f)
     fprintf(f, "device modes (--device MODE; rank 0's time, one kernel launch per row):\n");
     for (size_t i = 0; i < perf_device_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_device_modes[i].name, perf_device_modes[i].help);
+    for (size_t i = 0; i < perf_device_coll_nmodes; i++)
+        fprintf(f, "  %-13s %s\n", perf_device_coll_modes[i].name, perf_device_coll_modes[i].help);
 #endif
     fprintf(f,
             "flags:\n"
@@ -522,6 +526,7 @@ int main(int argc, char **argv)
     if (m->coll) perf_coll_free(&p);
 #ifdef DUET_HAVE_CUDA
     if (p.device) perf_device_free(&p);
+    if (p.device) perf_device_coll_free(&p);
 #endif
     PERF_CHECK(duet_free(p.comm, p.target));
     PERF_CHECK(duet_free(p.comm, p.origin));

@@ -1,0 +1,46 @@
+/*
+ * duet_cuda_coll.h — collectives on GPU buffers, stream-ordered (src/cuda/duet_cuda_coll.c,
+ * kernels in duet_cuda_coll.cu). The collective API routes here when the communicator has a
+ * GPU heap and the caller passed a stream or device buffers (the buffer's location selects
+ * the backend); host buffers keep the CPU path. No CUDA headers here: src/coll includes it in
+ * every build; without the CUDA backend the calls are inline stubs that route nothing.
+ */
+#ifndef DUET_CUDA_COLL_H
+#define DUET_CUDA_COLL_H
+
+#include "core/duet_comm.h"
+
+#ifdef DUET_HAVE_CUDA
+/* 1 when this call belongs to the GPU backend: comm has a GPU heap and a stream was given or
+ * either buffer is device memory. 0 (and nothing touched) for a bad comm or a comm without a
+ * GPU heap, so the CPU path reports those as before. */
+int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream);
+/* The allreduce on `stream` (NULL: the legacy default stream). The generic arguments are
+ * already checked; this checks the buffers' location, picks oneshot / twoshot (DUET_ALGO,
+ * TUNE log) and launches. Returns once the kernel is queued. The first call on a
+ * communicator is collective in a stronger sense: it allocates the symmetric scratch
+ * (duet_malloc_device) and ends with a host barrier. */
+duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                       duet_datatype_t dt, duet_op_t op, duet_stream_t stream, const char *fn);
+/* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
+void duet_cuda_coll_release(void *state);
+#else
+static inline int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf,
+                                        duet_stream_t stream)
+{
+    (void)c;
+    (void)sendbuf;
+    (void)recvbuf;
+    (void)stream;
+    return 0;
+}
+static inline duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                                     duet_datatype_t dt, duet_op_t op, duet_stream_t stream,
+                                                     const char *fn)
+{
+    (void)c, (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)stream;
+    return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", fn);
+}
+static inline void duet_cuda_coll_release(void *state) { (void)state; }
+#endif
+#endif

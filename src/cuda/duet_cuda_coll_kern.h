@@ -1,0 +1,66 @@
+/*
+ * duet_cuda_coll_kern.h — what the host side of the GPU collectives (duet_cuda_coll.c, C)
+ * and their kernels (duet_cuda_coll.cu, CUDA C++) share: plain data only, no internal C
+ * headers (they are not C++).
+ *
+ * My scratch, at the same offset in every rank's part of the GPU heap (uint64 flag words,
+ * then two data buffers, one per call parity; n = pes, MB = DUET_CUDA_COLL_MAX_BLOCKS):
+ *   ready1[q * MB + b]   epoch at which pe q's block b has its input in q's scratch (q writes)
+ *   ready2[q * MB + b]   two-shot: epoch at which pe q's block b has its reduced part ready
+ *   done[q]              epoch up to which pe q has finished reading my scratch (q writes)
+ *   counter              my blocks that have finished, cumulative (only I touch it)
+ *   buf[0], buf[1]       DUET_CUDA_COLL_MAX_BYTES each: a call of epoch e uses buf[e & 1]
+ */
+#ifndef DUET_CUDA_COLL_KERN_H
+#define DUET_CUDA_COLL_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "duet/duet_cuda.h"
+
+#define DUET_CUDA_COLL_MAX_BYTES ((size_t)1 << 20) /* largest message: one scratch buffer */
+#define DUET_CUDA_COLL_MAX_BLOCKS 32
+#define DUET_CUDA_COLL_THREADS 512
+#define DUET_CUDA_COLL_BLOCK_BYTES ((size_t)32 << 10) /* bytes per block before another is added */
+
+#ifdef __CUDACC__
+#define DUET_CUDA_COLL_HD __host__ __device__
+#else
+#define DUET_CUDA_COLL_HD
+#endif
+
+/* Bytes of the flag words for n pes (a multiple of 256, so the buffers stay aligned). */
+DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_flag_bytes(int n)
+{
+    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1;
+    return (words * 8 + 255) & ~(size_t)255;
+}
+DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_scratch_bytes(int n)
+{
+    return duet_cuda_coll_flag_bytes(n) + 2 * DUET_CUDA_COLL_MAX_BYTES;
+}
+
+typedef struct {
+    duet_device_comm_t h;
+    const void *send;
+    void *recv;
+    char *scratch;        /* my scratch (symmetric) */
+    uint64_t epoch;       /* this call's number on the communicator, from 1 */
+    uint64_t count_base;  /* my finished-block counter before this call */
+    size_t count;
+    int dt, op;           /* duet_datatype_t, duet_op_t */
+    int twoshot, nblocks;
+    int64_t timeout_ns;   /* bound on each wait; 0: none */
+    int32_t *status;      /* device address of a mapped host word: the first failure's status */
+} duet_cuda_coll_args_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Launches the allreduce kernel on `stream` (a cudaStream_t). Returns a cudaError_t. */
+int duet_cuda_coll_launch(const duet_cuda_coll_args_t *a, void *stream);
+#ifdef __cplusplus
+}
+#endif
+
+#endif

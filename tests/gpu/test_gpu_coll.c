@@ -1,0 +1,362 @@
+/*
+ * test_gpu_coll.c — duet_allreduce on GPU buffers, stream-ordered (label gpu; every rank needs
+ * a GPU; ranks may share one under MPS). Registered by tests/gpu/coll.cmake at 2 and 4 ranks,
+ * once with the tuner's choice and once with each algorithm forced (DUET_ALGO=allreduce:oneshot
+ * / allreduce:twoshot), and once with a name the GPU does not have (allreduce:ring), which every
+ * call must refuse with DUET_ERR_INVALID_ARG.
+ *
+ *   - every datatype x op, counts 0, 1, 7, 1001, 65539, in place and out of place (send and
+ *     recv alternately in the GPU heap and in plain cudaMalloc memory), on a stream: each
+ *     rank computes every rank's input itself and the reference in rank order 0..n-1, with the
+ *     library's semantics (integers wrap in their width, avg truncates toward 0; fp16 / bf16
+ *     accumulate in fp32). Integers must match exactly; floats within one unit in the last
+ *     place of the type, relative to the reference (fp16 2^-10, bf16 2^-7, fp32 2^-22, fp64
+ *     2^-50) plus fp16's smallest subnormal 2^-24 (the inputs are multiples of 1/16 in
+ *     [-2, 2], so sums are exact and only products and the final rounding round). The send
+ *     buffer of an out-of-place call must be left untouched;
+ *   - 1000 back-to-back calls on one stream without a host sync (counts cycling 7, 1001,
+ *     40000: the number of CUDA blocks changes from call to call), each from its own input
+ *     slice into its own output slice, checked after one sync (scratch reuse safety);
+ *   - one stream then another with a sync between; then two streams with no sync between,
+ *     the second call reading the first's output (the library orders them); NULL stream;
+ *   - errors: one buffer on the host -> DUET_ERR_INVALID_ARG; above 1 MiB ->
+ *     DUET_ERR_UNSUPPORTED; host buffers still take the CPU path.
+ * Usage: test_gpu_coll [seed]. Rank 0 prints "test_gpu_coll: passed".
+ */
+#include "duet_test.h"
+
+#include <cuda_runtime_api.h>
+#include <duet/duet_cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CUDA_OK(call)                                                                        \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) FATAL("%s: %s", #call, cudaGetErrorString(e_));               \
+    } while (0)
+
+static int me, npes;
+static duet_comm_t W;
+static const char *dt_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                 "float16", "bfloat16", "float32", "float64"};
+static const char *op_names[] = {"sum", "prod", "min", "max", "avg"};
+
+enum { MAXC = 65539 + 16 };
+
+static int is_float(int dt) { return dt >= DUET_FLOAT16; }
+static int is_signed(int dt) { return dt == DUET_INT8 || dt == DUET_INT32 || dt == DUET_INT64; }
+
+static uint16_t f2h(float f) /* exact normal values (and 0) only: the inputs */
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffff) == 0) return (uint16_t)(u >> 16);
+    uint32_t s = u >> 31, e = (u >> 23) & 0xff, m = u & 0x7fffff;
+    return (uint16_t)((s << 15) | ((e - 127 + 15) << 10) | (m >> 13));
+}
+static float h2f(uint16_t h)
+{
+    uint32_t s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 0x400), (int)e - 25);
+    return s ? -v : v;
+}
+static float b2f(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Rank r's element i of case `salt`, as raw bits (integers) or a float value. */
+static uint64_t gen_bits(int r, size_t i, uint64_t salt) { return mix(key3(salt, (uint64_t)r, (uint64_t)i)); }
+static double gen_val(int r, size_t i, uint64_t salt)
+{
+    int k = (int)(gen_bits(r, i, salt) % 65) - 32;
+    return k / 16.0;
+}
+
+static void store(int dt, void *buf, size_t i, uint64_t bits, double v)
+{
+    size_t es = duet_datatype_size(dt);
+    char *p = (char *)buf + i * es;
+    switch (dt) {
+    case DUET_FLOAT16: { uint16_t h = f2h((float)v); memcpy(p, &h, 2); break; }
+    case DUET_BFLOAT16: { float f = (float)v; uint32_t u; memcpy(&u, &f, 4); uint16_t b = (uint16_t)(u >> 16); memcpy(p, &b, 2); break; }
+    case DUET_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
+    case DUET_FLOAT64: memcpy(p, &v, 8); break;
+    default: memcpy(p, &bits, es); break; /* little-endian: the low bytes */
+    }
+}
+
+static void fill_input(int dt, void *buf, int r, size_t off, size_t count, uint64_t salt)
+{
+    for (size_t i = 0; i < count; i++) store(dt, buf, off + i, gen_bits(r, i, salt), gen_val(r, i, salt));
+}
+
+static uint64_t sext(int dt, uint64_t b)
+{
+    switch (dt) {
+    case DUET_INT8: return (uint64_t)(int64_t)(int8_t)b;
+    case DUET_UINT8: return b & 0xff;
+    case DUET_INT32: return (uint64_t)(int64_t)(int32_t)b;
+    case DUET_UINT32: return b & 0xffffffffu;
+    default: return b;
+    }
+}
+
+/* Checks element i of `got` against the reference; 0 when it matches, else writes why. */
+static int check_elem(int dt, int op, const void *got, size_t i, uint64_t salt, char *why, size_t len)
+{
+    size_t es = duet_datatype_size(dt);
+    const char *p = (const char *)got + i * es;
+    if (!is_float(dt)) {
+        uint64_t acc = sext(dt, gen_bits(0, i, salt));
+        for (int r = 1; r < npes; r++) {
+            uint64_t x = sext(dt, gen_bits(r, i, salt));
+            if (op == DUET_SUM || op == DUET_AVG) acc += x;
+            else if (op == DUET_PROD) acc *= x;
+            else {
+                int less = is_signed(dt) ? (int64_t)x < (int64_t)acc : x < acc;
+                if ((op == DUET_MIN) == less) acc = x;
+            }
+        }
+        acc = sext(dt, acc); /* wrap to the width */
+        if (op == DUET_AVG) acc = is_signed(dt) ? (uint64_t)((int64_t)acc / npes) : acc / (uint64_t)npes;
+        uint64_t g = 0, mask = es == 8 ? ~0ull : ((1ull << (8 * es)) - 1);
+        memcpy(&g, p, es);
+        if ((g & mask) == (acc & mask)) return 0;
+        snprintf(why, len, "element %zu is 0x%llx, expected 0x%llx", i, (unsigned long long)(g & mask),
+                 (unsigned long long)(acc & mask));
+        return 1;
+    }
+    double ref, g;
+    if (dt == DUET_FLOAT64) {
+        double acc = gen_val(0, i, salt);
+        for (int r = 1; r < npes; r++) {
+            double x = gen_val(r, i, salt);
+            acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
+                : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
+        }
+        ref = op == DUET_AVG ? acc / npes : acc;
+        memcpy(&g, p, 8);
+    } else {
+        float acc = (float)gen_val(0, i, salt);
+        for (int r = 1; r < npes; r++) {
+            float x = (float)gen_val(r, i, salt);
+            acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
+                : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
+        }
+        ref = op == DUET_AVG ? acc / (float)npes : acc;
+        uint16_t h;
+        float f;
+        if (dt == DUET_FLOAT32) memcpy(&f, p, 4), g = f;
+        else memcpy(&h, p, 2), g = dt == DUET_FLOAT16 ? h2f(h) : b2f(h);
+    }
+    double rel = dt == DUET_FLOAT16 ? 0x1p-10 : dt == DUET_BFLOAT16 ? 0x1p-7 : dt == DUET_FLOAT32 ? 0x1p-22 : 0x1p-50;
+    double bound = rel * fabs(ref) + (dt == DUET_FLOAT16 ? 0x1p-24 : 0);
+    if (fabs(g - ref) <= bound) return 0;
+    snprintf(why, len, "element %zu is %.9g, expected %.9g (bound %.3g)", i, g, ref, bound);
+    return 1;
+}
+
+static int check_result(int dt, int op, const void *got, size_t count, uint64_t salt, const char *what)
+{
+    char why[160];
+    long bad = 0;
+    for (size_t i = 0; i < count; i++)
+        if (check_elem(dt, op, got, i, salt, why, sizeof why) && bad++ == 0)
+            FAIL("%s: %s", what, why);
+    if (bad > 1) FAIL("%s: %ld of %zu elements wrong", what, bad, count);
+    return bad == 0;
+}
+
+static char *heap_buf, *cu_buf; /* MAXC * 8 bytes each: one in the GPU heap, one cudaMalloc'd */
+static char *host_a, *host_b;
+static cudaStream_t s1, s2;
+static int bad_algo;            /* DUET_ALGO names an algorithm the GPU does not have */
+
+static void test_matrix(void)
+{
+    static const size_t counts[] = {0, 1, 7, 1001, 65539};
+    long cases = 0, passed = 0;
+    uint64_t salt = 1;
+    for (int dt = 0; dt < 10; dt++)
+        for (int op = 0; op < DUET_OP_COUNT; op++)
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+                for (int inplace = 0; inplace < 2; inplace++, salt++) {
+                    size_t count = counts[ci], es = duet_datatype_size(dt), bytes = count * es;
+                    char *send = salt & 1 ? heap_buf : cu_buf, *recv = inplace ? send : salt & 1 ? cu_buf : heap_buf;
+                    char what[128];
+                    snprintf(what, sizeof what, "%s %s count %zu %s", dt_names[dt], op_names[op], count,
+                             inplace ? "in place" : "out of place");
+                    fill_input(dt, host_a, me, 0, count, salt);
+                    CUDA_OK(cudaMemcpy(send, host_a, bytes, cudaMemcpyHostToDevice));
+                    if (!inplace) CUDA_OK(cudaMemset(recv, 0xA5, bytes ? bytes : 1));
+                    CUDA_OK(cudaDeviceSynchronize()); /* the legacy stream's copies are not s1's */
+                    cases++;
+                    duet_status_t st = duet_allreduce(send, recv, count, dt, op, W, s1);
+                    if (bad_algo && count) {
+                        if (st != DUET_ERR_INVALID_ARG)
+                            FAIL("%s: DUET_ALGO=allreduce:ring returned %s, not an invalid-argument error", what,
+                                 duet_status_str(st));
+                        else passed++;
+                        continue;
+                    }
+                    if (st) {
+                        FAIL("%s: %s (%s)", what, duet_status_str(st), duet_last_error());
+                        continue;
+                    }
+                    CUDA_OK(cudaStreamSynchronize(s1));
+                    CUDA_OK(cudaMemcpy(host_b, recv, bytes, cudaMemcpyDeviceToHost));
+                    int ok = check_result(dt, op, host_b, count, salt, what);
+                    if (!inplace && count) {
+                        CUDA_OK(cudaMemcpy(host_b, send, bytes, cudaMemcpyDeviceToHost));
+                        if (memcmp(host_a, host_b, bytes)) ok = 0, FAIL("%s: the send buffer changed", what);
+                    }
+                    passed += ok;
+                }
+    if (me == 0) printf("test_gpu_coll: matrix: %ld of %ld cases passed\n", passed, cases);
+}
+
+/* 1000 calls without a host sync, counts cycling, each its own slices. */
+static void test_back_to_back(void)
+{
+    enum { CALLS = 1000 };
+    static const size_t cyc[] = {7, 1001, 40000};
+    size_t total = 0;
+    for (int k = 0; k < CALLS; k++) total += cyc[k % 3];
+    int32_t *in_d, *out_d, *in_h = malloc(total * 4), *out_h = malloc(total * 4);
+    CHECK(in_h && out_h, "host memory");
+    CUDA_OK(cudaMalloc((void **)&in_d, total * 4));
+    CUDA_OK(cudaMalloc((void **)&out_d, total * 4));
+    size_t off = 0;
+    for (int k = 0; k < CALLS; off += cyc[k % 3], k++) fill_input(DUET_INT32, in_h, me, off, cyc[k % 3], 100000 + (uint64_t)k);
+    CUDA_OK(cudaMemcpy(in_d, in_h, total * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(out_d, 0, total * 4));
+    CUDA_OK(cudaDeviceSynchronize());
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    off = 0;
+    for (int k = 0; k < CALLS; off += cyc[k % 3], k++)
+        EXPECT_OK_MSG(duet_allreduce(in_d + off, out_d + off, cyc[k % 3], DUET_INT32, DUET_SUM, W, s1), "call %d", k);
+    CUDA_OK(cudaStreamSynchronize(s1));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CUDA_OK(cudaMemcpy(out_h, out_d, total * 4, cudaMemcpyDeviceToHost));
+    long bad = 0;
+    off = 0;
+    for (int k = 0; k < CALLS; off += cyc[k % 3], k++) {
+        char what[64];
+        snprintf(what, sizeof what, "back-to-back call %d", k);
+        bad += !check_result(DUET_INT32, DUET_SUM, out_h + off, cyc[k % 3], 100000 + (uint64_t)k, what);
+    }
+    if (me == 0)
+        printf("test_gpu_coll: %d back-to-back calls: %ld wrong, %.1f us per call\n", CALLS, bad,
+               ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 / CALLS);
+    cudaFree(in_d);
+    cudaFree(out_d);
+    free(in_h);
+    free(out_h);
+}
+
+static void test_streams(void)
+{
+    const size_t count = 1001;
+    int32_t *h = (int32_t *)(void *)host_a, *g = (int32_t *)(void *)host_b, *d = (int32_t *)(void *)cu_buf;
+    /* s1, sync, s2, sync: two independent calls */
+    for (int k = 0; k < 2; k++) {
+        fill_input(DUET_INT32, h, me, 0, count, 200 + (uint64_t)k);
+        CUDA_OK(cudaMemcpy(d, h, count * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_OK(duet_allreduce(d, heap_buf, count, DUET_INT32, DUET_MAX, W, k ? s2 : s1));
+        CUDA_OK(cudaStreamSynchronize(k ? s2 : s1));
+        CUDA_OK(cudaMemcpy(g, heap_buf, count * 4, cudaMemcpyDeviceToHost));
+        check_result(DUET_INT32, DUET_MAX, g, count, 200 + (uint64_t)k, k ? "second stream" : "first stream");
+    }
+    /* s1 then s2 without a sync, in place: the second reads the first's output */
+    for (size_t i = 0; i < count; i++) h[i] = (int32_t)((size_t)me * 1000 + i);
+    CUDA_OK(cudaMemcpy(d, h, count * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_OK(duet_allreduce(d, d, count, DUET_INT32, DUET_SUM, W, s1));
+    EXPECT_OK(duet_allreduce(d, d, count, DUET_INT32, DUET_SUM, W, s2));
+    CUDA_OK(cudaStreamSynchronize(s2));
+    CUDA_OK(cudaMemcpy(g, d, count * 4, cudaMemcpyDeviceToHost));
+    long bad = 0;
+    for (size_t i = 0; i < count; i++) {
+        int64_t once = 1000LL * npes * (npes - 1) / 2 + (int64_t)npes * (int64_t)i;
+        if (g[i] != (int32_t)(once * npes) && bad++ == 0)
+            FAIL("two streams, no sync: element %zu is %d, expected %lld", i, g[i], (long long)(once * npes));
+    }
+    /* the NULL stream (the legacy default stream) */
+    fill_input(DUET_FLOAT32, host_a, me, 0, count, 300);
+    CUDA_OK(cudaMemcpy(heap_buf, host_a, count * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_OK(duet_allreduce(heap_buf, cu_buf, count, DUET_FLOAT32, DUET_SUM, W, NULL));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(host_b, cu_buf, count * 4, cudaMemcpyDeviceToHost));
+    check_result(DUET_FLOAT32, DUET_SUM, host_b, count, 300, "NULL stream");
+}
+
+static void test_errors(void)
+{
+    float x[4] = {1, 2, 3, 4};
+    CHECK_FAILS(duet_allreduce(x, heap_buf, 4, DUET_FLOAT32, DUET_SUM, W, s1), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_allreduce(heap_buf, x, 4, DUET_FLOAT32, DUET_SUM, W, NULL), DUET_ERR_INVALID_ARG);
+    CHECK_FAILS(duet_allreduce(x, x, 4, DUET_FLOAT32, DUET_SUM, W, s1), DUET_ERR_INVALID_ARG);
+    size_t big = ((size_t)1 << 20) / 4 + 1;
+    char *b = duet_malloc_device(W, big * 4);
+    CHECK(b != NULL, "duet_malloc_device(%zu)", big * 4);
+    CHECK_FAILS(duet_allreduce(b, b, big, DUET_FLOAT32, DUET_SUM, W, s1),
+                bad_algo ? DUET_ERR_INVALID_ARG : DUET_ERR_UNSUPPORTED);
+    CHECK_OK(duet_free(W, b));
+    /* host buffers: still the CPU path, whatever DUET_ALGO says for the GPU */
+    if (!bad_algo) {
+        CHECK_OK(duet_allreduce(x, x, 4, DUET_FLOAT32, DUET_SUM, W, NULL));
+        for (int i = 0; i < 4; i++) EXPECT(x[i] == (float)((i + 1) * npes), "host allreduce [%d] = %g", i, x[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    setenv("DUET_CUDA_HEAP_SIZE", "64M", 0);
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
+    uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
+    uint64_t *slot = duet_malloc(W, sizeof(uint64_t));
+    CHECK(slot != NULL, "host slot");
+    CHECK_OK(dt_share_seed(W, slot, &seed));
+    const char *algo = getenv("DUET_ALGO");
+    bad_algo = algo && strstr(algo, "ring") != NULL;
+    if (me == 0) printf("test_gpu_coll: %d ranks, DUET_ALGO=%s, seed %llu\n", npes, algo ? algo : "",
+                        (unsigned long long)seed);
+    CHECK(duet_cuda_available() && duet_cuda_device(W) >= 0, "no GPU heap: this test needs a GPU on every rank");
+    heap_buf = duet_malloc_device(W, MAXC * 8);
+    CHECK(heap_buf != NULL, "duet_malloc_device");
+    CUDA_OK(cudaMalloc((void **)&cu_buf, MAXC * 8));
+    host_a = malloc(MAXC * 8);
+    host_b = malloc(MAXC * 8);
+    CHECK(host_a && host_b, "host memory");
+    CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    test_matrix();
+    if (!bad_algo) {
+        test_back_to_back();
+        test_streams();
+    }
+    test_errors();
+    CUDA_OK(cudaStreamDestroy(s1));
+    CUDA_OK(cudaStreamDestroy(s2));
+    CUDA_OK(cudaFree(cu_buf));
+    CHECK_OK(duet_free(W, heap_buf));
+    CHECK_OK(duet_free(W, slot));
+    CHECK_OK(duet_finalize());
+    free(host_a);
+    free(host_b);
+    int rc = dt_finish();
+    if (me == 0 && rc == 0) printf("test_gpu_coll: passed\n");
+    return rc;
+}
