@@ -46,6 +46,9 @@ static void load(void)
     DUET_CU_LOOKUP_(MemSetAccess)
 #undef DUET_CU_LOOKUP_
     table_ok = !bad;
+    if (lookup("cuStreamWriteValue32", (void **)&table.StreamWriteValue32) ||
+        lookup("cuStreamWriteValue64", (void **)&table.StreamWriteValue64))
+        table.StreamWriteValue32 = NULL, table.StreamWriteValue64 = NULL; /* optional: kernels then */
 }
 
 const duet_cu_t *duet_cu(void)

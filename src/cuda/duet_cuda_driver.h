@@ -30,6 +30,9 @@ typedef struct {
     CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
     CUresult (*MemUnmap)(CUdeviceptr, size_t);
     CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+    /* optional (NULL when the driver lacks them): stream memory operations */
+    CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+    CUresult (*StreamWriteValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 } duet_cu_t;
 
 /* The driver's entry points, or NULL when the driver cannot give all of them. Thread-safe;

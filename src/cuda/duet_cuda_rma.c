@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_rma_kern.h"
@@ -131,6 +132,15 @@ duet_status_t duet_cuda_rma_put(duet_comm_t c, void *sym, const void *src, size_
     char *dst;
     duet_status_t st;
     if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
+    const duet_cu_t *cu = nbi == 2 && (n == 4 || n == 8) && ((uintptr_t)dst & (n - 1)) == 0 ? duet_cu() : NULL;
+    if (cu && cu->StreamWriteValue64) { /* p of a word: a stream memory operation, lighter than a kernel */
+        uint64_t v64 = 0;
+        uint32_t v32 = 0;
+        CUresult r = n == 8 ? (memcpy(&v64, src, 8), cu->StreamWriteValue64((CUstream)s->stream, (CUdeviceptr)dst, v64, 0))
+                            : (memcpy(&v32, src, 4), cu->StreamWriteValue32((CUstream)s->stream, (CUdeviceptr)dst, v32, 0));
+        if (r != CUDA_SUCCESS) return duet_cuda_fail_cu_(r, "%s on GPU memory: cuStreamWriteValue", fn);
+        return finish(s, cudaSuccess, 1, fn);
+    }
     if (nbi == 2 && n <= DUET_CUDA_K_P_MAX) /* p: a host value, copied into the launch */
         return finish(s, (cudaError_t)duet_cuda_k_p(dst, src, n, s->stream), 1, fn);
     return finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi == 1, fn);
