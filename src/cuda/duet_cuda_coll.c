@@ -69,6 +69,8 @@ static int is_device(duet_comm_t c, const void *p)
 {
     if (!p) return 0;
     if (duet_cuda_heap_owns(c->heap->gpu, p)) return 1;
+    const char *host = c->heap->local_base; /* my host segment: host memory, no query needed */
+    if ((const char *)p >= host && (const char *)p < host + c->heap->seg_size) return 0;
     struct cudaPointerAttributes at;
     if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
         (void)cudaGetLastError();
