@@ -301,6 +301,15 @@ int perf_coll_list_algos(FILE *f, const char *coll)
 void perf_coll_force_algo(const perf_t *p)
 {
     if (!p->algo) return;
+    if (!p->mode->coll && p->device && strcmp(p->mode->name, "allreduce") == 0 && !strchr(p->algo, ',') &&
+        strcmp(p->algo, "all") != 0) {
+        /* allreduce on GPU buffers: the GPU has its own algorithms (oneshot, twoshot); the
+         * library refuses any other name at the first call */
+        char spec[256];
+        snprintf(spec, sizeof spec, "allreduce:%s", p->algo);
+        if (setenv("DUET_ALGO", spec, 1) != 0) perf_die("setenv(DUET_ALGO) failed");
+        return;
+    }
     if (!p->mode->coll) perf_die("-a applies to the collective modes, not to %s", p->mode->name);
     int kind = info_of(p->mode)->kind;
     if (kind < 0) perf_die("-a: %s is point to point and has no algorithms to choose", p->mode->name);

@@ -9,6 +9,7 @@
  * Built only with the CUDA backend; perf_main.c looks modes up here after perf_device.c.
  */
 #include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "duet/duet_cuda.h"
@@ -28,6 +29,8 @@ static struct {
 
 static int gc_setup(perf_t *p, size_t bytes, const char **why)
 {
+    /* the algo column: gpu:NAME when -a forced one (one series per algorithm in --fit) */
+    snprintf(p->row_algo, sizeof p->row_algo, "gpu%s%s", p->algo ? ":" : "", p->algo ? p->algo : "");
     if (!gc.ready) { /* collective, once */
         if (!duet_cuda_available()) perf_die("--device: no GPU (or a Duet built without CUDA)");
         PERF_CUDA(cudaSetDevice(duet_cuda_device(p->comm)));
