@@ -227,10 +227,11 @@ static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t 
 duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,
                              duet_comm_t comm, duet_stream_t stream)
 {
-    if (duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream)) { /* GPU buffers or a stream: src/cuda */
+    int where = duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream);
+    if (where) { /* GPU buffers or a stream: src/cuda */
         duet_status_t st = check_args(comm, DUET_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL,
                                       "duet_allreduce");
-        if (st == DUET_OK && (st = duet_cuda_coll_allreduce(comm, sendbuf, recvbuf, count, dt, op, stream,
+        if (st == DUET_OK && (st = duet_cuda_coll_allreduce(comm, where, sendbuf, recvbuf, count, dt, op, stream,
                                                             "duet_allreduce")) == DUET_OK)
             comm->coll_calls++;
         return st ? duet_error_wrap(st, "duet_allreduce") : DUET_OK;

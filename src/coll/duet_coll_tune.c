@@ -36,7 +36,7 @@ const duet_coll_algo_t duet_coll_algos[] = {
 const int duet_coll_nalgos = (int)DUET_ARRAY_LEN(duet_coll_algos);
 
 /* The algorithm DUET_ALGO names for `kind`, "" when it names none. */
-static void forced_name(duet_coll_kind_t kind, char *out, size_t len)
+void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len)
 {
     const char *spec = duet_cfg()->algo;
     out[0] = '\0';
@@ -101,7 +101,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         duet_status_t mst = duet_coll_model_get(c, &model);
         if (mst) return mst;
         char forced[64];
-        forced_name(a->kind, forced, sizeof forced);
+        duet_coll_forced_algo(a->kind, forced, sizeof forced);
         duet_predict_t pred; /* every candidate's cost, by one method for all */
         duet_status_t pst = duet_coll_predict_all(a, &model, forced, &pred);
         if (pst) return pst;

@@ -18,6 +18,10 @@ extern const int duet_coll_nalgos;
 
 const char *duet_coll_kind_name(duet_coll_kind_t kind);
 
+/* The algorithm DUET_ALGO forces for `kind` ("ring", or per collective
+ * "allreduce:tree,broadcast:ring"), "" when it names none. */
+void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len);
+
 /* The alpha-beta model of a communicator's channels (duet_coll_calib.c): from the
  * settings, the host's tune file, or measured once; the same on every rank. Collective the
  * first time it is called on a communicator. */

@@ -34,6 +34,7 @@
 #include <cuda_runtime_api.h>
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_dtype.h"
+#include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_driver.h"
@@ -82,33 +83,15 @@ static int is_device(duet_comm_t c, const void *p)
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream)
 {
     if (!c || c->magic != DUET_COMM_MAGIC || !c->heap || !c->heap->gpu) return 0;
-    return stream != NULL || is_device(c, sendbuf) || is_device(c, recvbuf);
-}
-
-/* The algorithm DUET_ALGO names for allreduce, "" when none (the syntax of duet_coll_tune.c). */
-static void forced_name(char *out, size_t len)
-{
-    char buf[256];
-    out[0] = '\0';
-    snprintf(buf, sizeof buf, "%s", duet_cfg()->algo);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(tok, ':');
-        if (!colon) {
-            snprintf(out, len, "%s", tok);
-            continue;
-        }
-        *colon = '\0';
-        if (strcmp(tok, "allreduce") == 0) {
-            snprintf(out, len, "%s", colon + 1);
-            return;
-        }
-    }
+    int where = (is_device(c, sendbuf) ? DUET_CUDA_SEND_DEVICE : 0) |
+                (is_device(c, recvbuf) ? DUET_CUDA_RECV_DEVICE : 0);
+    return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;
 }
 
 static duet_status_t pick(duet_comm_t c, size_t bytes, duet_datatype_t dt, int *twoshot, const char *fn)
 {
     char forced[64];
-    forced_name(forced, sizeof forced);
+    duet_coll_forced_algo(DUET_COLL_ALLREDUCE, forced, sizeof forced);
     if (forced[0] && strcmp(forced, "oneshot") != 0 && strcmp(forced, "twoshot") != 0)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s: DUET_ALGO forces \"%s\" for allreduce, which GPU buffers "
                          "cannot run (the GPU has oneshot and twoshot)", fn, forced);
@@ -167,14 +150,14 @@ static duet_status_t state_get(duet_comm_t c, coll_state_t **out, const char *fn
     return DUET_OK;
 }
 
-duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf, size_t count,
                                        duet_datatype_t dt, duet_op_t op, duet_stream_t stream, const char *fn)
 {
     if (duet_coll_group_depth() > 0)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU buffers or a stream inside duet_group_start/end are "
                          "not yet supported", fn);
     if (count == 0) return DUET_OK;
-    int sd = is_device(c, sendbuf), rd = is_device(c, recvbuf);
+    int sd = (where & DUET_CUDA_SEND_DEVICE) != 0, rd = (where & DUET_CUDA_RECV_DEVICE) != 0;
     if (!sd || !rd)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "%s: on the GPU path (a stream, or a device buffer) both "
                          "buffers must be device memory: sendbuf is %s, recvbuf is %s", fn,

@@ -10,17 +10,23 @@
 
 #include "core/duet_comm.h"
 
+/* What duet_cuda_coll_routes says of a call (bits). */
+#define DUET_CUDA_ROUTED 1      /* the call belongs to the GPU backend */
+#define DUET_CUDA_SEND_DEVICE 2 /* sendbuf is device memory */
+#define DUET_CUDA_RECV_DEVICE 4 /* recvbuf is device memory */
+
 #ifdef DUET_HAVE_CUDA
-/* 1 when this call belongs to the GPU backend: comm has a GPU heap and a stream was given or
- * either buffer is device memory. 0 (and nothing touched) for a bad comm or a comm without a
- * GPU heap, so the CPU path reports those as before. */
+/* Non-zero (DUET_CUDA_ROUTED, with where each buffer lies) when this call belongs to the GPU
+ * backend: comm has a GPU heap and a stream was given or either buffer is device memory. 0
+ * (and nothing touched) for a bad comm or a comm without a GPU heap, so the CPU path reports
+ * those as before. Each buffer's location is asked once here; pass the answer on. */
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream);
 /* The allreduce on `stream` (NULL: the legacy default stream). The generic arguments are
- * already checked; this checks the buffers' location, picks oneshot / twoshot (DUET_ALGO,
- * TUNE log) and launches. Returns once the kernel is queued. The first call on a
+ * already checked; `where` is duet_cuda_coll_routes' answer. This checks that both buffers
+ * are device memory, picks oneshot / twoshot (DUET_ALGO, TUNE log) and launches. Returns once the kernel is queued. The first call on a
  * communicator is collective in a stronger sense: it allocates the symmetric scratch
  * (duet_malloc_device) and ends with a host barrier. */
-duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf, size_t count,
                                        duet_datatype_t dt, duet_op_t op, duet_stream_t stream, const char *fn);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
 void duet_cuda_coll_release(void *state);
@@ -34,11 +40,11 @@ static inline int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, cons
     (void)stream;
     return 0;
 }
-static inline duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
-                                                     duet_datatype_t dt, duet_op_t op, duet_stream_t stream,
-                                                     const char *fn)
+static inline duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf,
+                                                     size_t count, duet_datatype_t dt, duet_op_t op,
+                                                     duet_stream_t stream, const char *fn)
 {
-    (void)c, (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)stream;
+    (void)c, (void)where, (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)stream;
     return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", fn);
 }
 static inline void duet_cuda_coll_release(void *state) { (void)state; }
