@@ -22,6 +22,7 @@ typedef struct {
     size_t elem;  /* bytes per element */
     size_t chunk; /* largest message */
     int in_place;
+    int gpu;      /* 1: the GPU executor runs it (the tuner costs it with the GPU's model) */
 } duet_coll_args_t;
 
 /* The largest message an algorithm may use: the channel chunk, in whole elements. */

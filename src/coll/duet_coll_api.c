@@ -52,9 +52,6 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     if (stream && !c->heap->gpu)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this communicator has only "
                               "the CPU backend (pass NULL for host buffers)", fn);
-    if (kind != DUET_COLL_ALLREDUCE && duet_cuda_coll_routes(c, sendbuf, recvbuf, stream))
-        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: GPU buffers or a stream: only duet_allreduce runs on "
-                              "the GPU so far", fn);
     size_t sc, rc, bytes;
     buffer_counts(kind, count, c->size, &sc, &rc);
     if (__builtin_mul_overflow(count, (size_t)c->size, &bytes) ||
@@ -65,6 +62,16 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     if (count && ((needs_send && !sendbuf) || (needs_recv && !recvbuf)))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn, needs_send && !sendbuf ? "sendbuf" : "recvbuf");
     return DUET_OK;
+}
+
+/* Whether a call works in place, by the convention of its collective (duet.h); `block` is the
+ * bytes of one rank's block. */
+static int is_in_place(duet_coll_kind_t kind, const void *send, const void *recv, int rank, size_t block)
+{
+    if (block == 0) return 0; /* nothing moves */
+    if (kind == DUET_COLL_ALLGATHER) return send == (const char *)recv + (size_t)rank * block;
+    if (kind == DUET_COLL_REDUCE_SCATTER) return recv == (const char *)send + (size_t)rank * block;
+    return send == recv;
 }
 
 /* Prepares an operation: checks, the algorithm and its schedule, widening of fp16/bf16,
@@ -85,11 +92,8 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     size_t es = duet_datatype_size(cdt), block = o->count * es;
     const void *send = o->sendbuf;
     void *recv = o->recvbuf;
-    int in_place = block == 0 || wide                   ? 0 /* nothing moves, or separate fp32 copies */
-                 : o->kind == DUET_COLL_ALLGATHER        ? send == (char *)recv + (size_t)c->rank * block
-                 : o->kind == DUET_COLL_REDUCE_SCATTER ? recv == (const char *)send + (size_t)c->rank * block
-                                                       : send == recv;
-    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place};
+    int in_place = !wide && is_in_place(o->kind, send, recv, c->rank, block); /* fp32 copies are separate */
+    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place, 0};
     int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
     if (p2p) {
         duet_sched_init(&o->sched, c->rank, c->size, es);
@@ -150,9 +154,29 @@ static void op_release(duet_coll_op_t *o)
     o->call.buf[DUET_BUF_TMP] = NULL;
 }
 
-/* One operation now, or queued when a group is open. */
-static duet_status_t submit(duet_coll_op_t *o)
+/* A call on GPU buffers or a stream: checked here, run by the CUDA backend (src/cuda). */
+static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
 {
+    duet_comm_t c = o->comm;
+    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream,
+                                  o->fn);
+    if (st) return duet_error_wrap(st, o->fn);
+    size_t sc, rc;
+    buffer_counts(o->kind, o->count, c->size, &sc, &rc);
+    duet_cuda_coll_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
+                               reduces(o->kind) ? o->op : DUET_SUM, o->root,
+                               is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
+                                           o->count * duet_datatype_size(o->dt)),
+                               where, o->stream, o->fn};
+    if ((st = duet_cuda_coll_run(c, &k))) return duet_error_wrap(st, o->fn);
+    c->coll_calls++;
+    return DUET_OK;
+}
+
+/* One operation now, or queued when a group is open. */
+static duet_status_t submit(duet_coll_op_t *o, int where)
+{
+    if (where) return submit_gpu(o, where);
     if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
         duet_status_t st = check_args(o->comm, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
                                       o->stream, o->fn);
@@ -207,7 +231,7 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
 {
     duet_coll_op_t o = {.comm = c, .kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
                         .op = op, .root = root, .stream = stream, .fn = fn};
-    return submit(&o);
+    return submit(&o, duet_cuda_coll_routes(c, sendbuf, recvbuf, stream));
 }
 
 /* The fast path of the latency lane: an allreduce of the very shape the tuner last gave to
@@ -228,20 +252,14 @@ duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, d
                              duet_comm_t comm, duet_stream_t stream)
 {
     int where = duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream);
-    if (where) { /* GPU buffers or a stream: src/cuda */
-        duet_status_t st = check_args(comm, DUET_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL,
-                                      "duet_allreduce");
-        if (st == DUET_OK && (st = duet_cuda_coll_allreduce(comm, where, sendbuf, recvbuf, count, dt, op, stream,
-                                                            "duet_allreduce")) == DUET_OK)
-            comm->coll_calls++;
-        return st ? duet_error_wrap(st, "duet_allreduce") : DUET_OK;
-    }
-    if (lane_again(comm, sendbuf, recvbuf, count, dt, op, stream)) {
+    if (!where && lane_again(comm, sendbuf, recvbuf, count, dt, op, stream)) {
         comm->coll_calls++;
         duet_status_t st = duet_coll_lane_allreduce(comm, sendbuf, recvbuf, count, dt, op, "duet_allreduce");
         return st ? duet_error_wrap(st, "duet_allreduce") : DUET_OK;
     }
-    return collective(comm, DUET_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, stream, "duet_allreduce");
+    duet_coll_op_t o = {.comm = comm, .kind = DUET_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                        .count = count, .dt = dt, .op = op, .stream = stream, .fn = "duet_allreduce"};
+    return submit(&o, where);
 }
 
 duet_status_t duet_broadcast(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, int root,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_predict.h"
+#include "cuda/duet_cuda_coll.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
     {"ring", DUET_COLL_ALLREDUCE, duet_coll_ring_allreduce},
@@ -82,7 +83,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
 {
     const char *kname = duet_coll_kind_name(a->kind);
     uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
-                    ((uint64_t)a->in_place << 16) | (uint64_t)a->elem;
+                    ((uint64_t)a->in_place << 16) | ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
     size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
     if (!c->tune && (c->tune = calloc(1, sizeof *c->tune)))
         for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
@@ -98,7 +99,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     }
     if (!best) {
         duet_coll_model_t model;
-        duet_status_t mst = duet_coll_model_get(c, &model);
+        duet_status_t mst = a->gpu ? duet_cuda_coll_model(c, &model) : duet_coll_model_get(c, &model);
         if (mst) return mst;
         char forced[64];
         duet_coll_forced_algo(a->kind, forced, sizeof forced);
@@ -108,8 +109,8 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         char line[512];
         const char *refused = "";
         duet_status_t refusal = DUET_OK;
-        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks, %s:", kname, a->count * a->elem,
-                            duet_dtype_name(dt), a->nranks, duet_predict_how_name(pred.how));
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks, %s%s:", kname, a->count * a->elem,
+                            duet_dtype_name(dt), a->nranks, a->gpu ? "gpu, " : "", duet_predict_how_name(pred.how));
         for (int i = 0; i < pred.n; i++) {
             const duet_predict_entry_t *e = &pred.e[i];
             if (e->status != DUET_OK) {

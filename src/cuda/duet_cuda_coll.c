@@ -1,8 +1,8 @@
 /*
  * Collectives on GPU buffers, host side: routing (which calls belong to the GPU), the
- * tuner's pick between the GPU algorithms, the communicator's symmetric scratch, and the
- * launch on the caller's stream. The kernels and the reuse argument are in
- * duet_cuda_coll.cu; the scratch layout in duet_cuda_coll_kern.h.
+ * algorithm, the communicator's GPU collective state, and the launch on the caller's stream.
+ * The one-shot / two-shot kernels and their reuse argument are in duet_cuda_coll.cu (layout
+ * in duet_cuda_coll_kern.h); the schedule executor in duet_cuda_exec.c / .cu.
  *
  * Routing: a call goes to the GPU when the communicator has a GPU heap and a stream was given
  * or either buffer is device memory (in the GPU heap, or cudaPointerGetAttributes says device
@@ -16,12 +16,12 @@
  * the old stream may since have been destroyed). Calls from several threads on one
  * communicator at once are not supported (as for the CPU collectives).
  *
- * Tuner: the candidates are "oneshot" and "twoshot" (DUET_ALGO=allreduce:oneshot|twoshot
- * forces one; any other forced name is an error on GPU buffers, never a fallback). Their
- * costs come from constants, not calibrated on any machine yet:
- *     oneshot  GPU_ALPHA_US + (1 + n) * bytes / GPU_BW      (copy in, read n inputs)
- *     twoshot  2 * GPU_ALPHA_US + 3 * bytes / GPU_BW        (copy in, read n parts of 1/n, gather)
- * Messages above DUET_CUDA_COLL_MAX_BYTES need the ring executor (not yet built): refused.
+ * Algorithms: every collective runs a schedule of src/coll (ring, tree, dbtree, ... : the same
+ * builders and the same tuner as on the CPU, DUET_ALGO and the TUNE log included) in the GPU
+ * executor (duet_cuda_exec.c); an allreduce the tuner gives to oneshot or twoshot, of at most
+ * DUET_CUDA_COLL_MAX_BYTES, runs their dedicated kernels instead (duet_cuda_coll.cu). The
+ * tuner's model of the GPU (alpha per message, beta) comes from constants, not calibrated yet.
+ * fp16 / bf16 reductions in the executor run on fp32 copies (rounded once, as on the CPU).
  *
  * The first GPU collective on a communicator allocates its scratch with duet_malloc_device
  * (collective: every rank makes that first call, and it ends with a host barrier, so no peer
@@ -37,23 +37,14 @@
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_coll_kern.h"
+#include "cuda/duet_cuda_coll_state.h"
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_state.h"
 
-#define GPU_ALPHA_US 3.0 /* per synchronisation phase, launch included (not calibrated) */
-#define GPU_BW 400e3     /* bytes per microsecond that one rank reads from peers (not calibrated) */
+#define GPU_ALPHA_US 3.0   /* per message, launch included (not calibrated) */
+#define GPU_BETA_GBPS 400.0 /* bytes per ns (not calibrated) */
 
-typedef struct duet_cuda_coll {
-    duet_device_comm_t h;
-    char *scratch;
-    uint64_t epoch;       /* calls launched */
-    uint64_t counter;     /* blocks launched, cumulative (the kernels' finished-block counter) */
-    cudaEvent_t last;     /* recorded after the last call */
-    cudaStream_t last_stream;
-    int have_last;
-    volatile int32_t *status_host; /* a kernel's failure (abort / timeout), sticky */
-    int32_t *status_dev;
-} coll_state_t;
+typedef duet_cuda_coll_state_t coll_state_t;
 
 void duet_cuda_coll_release(void *state)
 {
@@ -62,6 +53,7 @@ void duet_cuda_coll_release(void *state)
     if (s->have_last) (void)cudaEventSynchronize(s->last); /* nothing may still use the scratch */
     if (s->last) cudaEventDestroy(s->last);
     if (s->status_host) cudaFreeHost((void *)s->status_host);
+    duet_cuda_exec_release(s);
     (void)cudaGetLastError();
     free(s); /* the scratch goes with the heap, which this root communicator owns */
 }
@@ -88,27 +80,16 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
     return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;
 }
 
-static duet_status_t pick(duet_comm_t c, size_t bytes, duet_datatype_t dt, int *twoshot, const char *fn)
+/* The tuner's model of the GPU executor (see the file's comment). */
+duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model)
 {
-    char forced[64];
-    duet_coll_forced_algo(DUET_COLL_ALLREDUCE, forced, sizeof forced);
-    if (forced[0] && strcmp(forced, "oneshot") != 0 && strcmp(forced, "twoshot") != 0)
-        return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s: DUET_ALGO forces \"%s\" for allreduce, which GPU buffers "
-                         "cannot run (the GPU has oneshot and twoshot)", fn, forced);
-    if (bytes > DUET_CUDA_COLL_MAX_BYTES)
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU allreduce above %zu bytes needs the ring executor, "
-                         "not yet built (%zu bytes asked)", fn, DUET_CUDA_COLL_MAX_BYTES, bytes);
-    double n = c->size, one = GPU_ALPHA_US + (1 + n) * (double)bytes / GPU_BW;
-    double two = 2 * GPU_ALPHA_US + 3 * (double)bytes / GPU_BW;
-    *twoshot = forced[0] ? strcmp(forced, "twoshot") == 0 : two < one;
-    DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu constants (not calibrated): oneshot=%.2fus "
-             "twoshot=%.2fus -> %s%s", bytes, duet_dtype_name(dt), c->size, one, two,
-             *twoshot ? "twoshot" : "oneshot", forced[0] ? " (forced by DUET_ALGO)" : "");
+    (void)c;
+    *model = (duet_coll_model_t){GPU_ALPHA_US, GPU_BETA_GBPS};
     return DUET_OK;
 }
 
 /* The communicator's state; allocated by the first GPU collective (collective). */
-static duet_status_t state_get(duet_comm_t c, coll_state_t **out, const char *fn)
+duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char *fn)
 {
     if (c->cuda && c->cuda->coll) {
         *out = c->cuda->coll;
@@ -150,49 +131,107 @@ static duet_status_t state_get(duet_comm_t c, coll_state_t **out, const char *fn
     return DUET_OK;
 }
 
-duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf, size_t count,
-                                       duet_datatype_t dt, duet_op_t op, duet_stream_t stream, const char *fn)
+duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t cs, const char *fn)
 {
-    if (duet_coll_group_depth() > 0)
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU buffers or a stream inside duet_group_start/end are "
-                         "not yet supported", fn);
-    if (count == 0) return DUET_OK;
-    int sd = (where & DUET_CUDA_SEND_DEVICE) != 0, rd = (where & DUET_CUDA_RECV_DEVICE) != 0;
-    if (!sd || !rd)
-        return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "%s: on the GPU path (a stream, or a device buffer) both "
-                         "buffers must be device memory: sendbuf is %s, recvbuf is %s", fn,
-                         sd ? "device" : "host", rd ? "device" : "host");
-    size_t es = duet_datatype_size(dt), bytes = count * es;
-    int twoshot = 0;
-    duet_status_t st = pick(c, bytes, dt, &twoshot, fn);
-    if (st) return st;
-    coll_state_t *s = NULL;
-    if ((st = state_get(c, &s, fn))) return st;
     int32_t failed = __atomic_load_n(s->status_host, __ATOMIC_ACQUIRE);
     if (failed)
         return DUET_FAIL((duet_status_t)failed, COLL, "%s: an earlier GPU collective on this communicator "
                          "stopped (%s); its GPU collectives cannot run any more", fn,
                          duet_status_str((duet_status_t)failed));
-    cudaStream_t cs = (cudaStream_t)stream;
     cudaError_t err;
     if ((err = cudaSetDevice(c->heap->gpu->device)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: cudaSetDevice(%d)", fn, c->heap->gpu->device);
     if (s->have_last && s->last_stream != cs && (err = cudaStreamWaitEvent(cs, s->last, 0)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: ordering stream %p behind the last call's", fn, stream);
-    size_t nb = (bytes + DUET_CUDA_COLL_BLOCK_BYTES - 1) / DUET_CUDA_COLL_BLOCK_BYTES;
-    if (nb > DUET_CUDA_COLL_MAX_BLOCKS) nb = DUET_CUDA_COLL_MAX_BLOCKS;
-    double tmo = duet_cfg()->wait_timeout;
-    duet_cuda_coll_args_t a = {
-        .h = s->h, .send = sendbuf, .recv = recvbuf, .scratch = s->scratch, .epoch = s->epoch + 1,
-        .count_base = s->counter, .count = count, .dt = (int)dt, .op = (int)op, .twoshot = twoshot,
-        .nblocks = (int)nb, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
-    if ((err = (cudaError_t)duet_cuda_coll_launch(&a, cs)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: launching the %s kernel", fn, twoshot ? "twoshot" : "oneshot");
-    s->epoch++;
-    s->counter += nb;
+        return DUET_CUDA_FAIL_RT(err, "%s: ordering stream %p behind the last call's", fn, (void *)cs);
+    return DUET_OK;
+}
+
+duet_status_t duet_cuda_coll_end(coll_state_t *s, cudaStream_t cs, const char *fn)
+{
+    cudaError_t err;
     if ((err = cudaEventRecord(s->last, cs)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: recording the call's event", fn);
     s->last_stream = cs;
     s->have_last = 1;
     return DUET_OK;
+}
+
+/* The one-shot / two-shot kernel (an allreduce of at most DUET_CUDA_COLL_MAX_BYTES). */
+static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda_coll_call_t *k, int twoshot,
+                                 cudaStream_t cs)
+{
+    size_t bytes = k->count * duet_datatype_size(k->dt);
+    size_t nb = (bytes + DUET_CUDA_COLL_BLOCK_BYTES - 1) / DUET_CUDA_COLL_BLOCK_BYTES;
+    if (nb > DUET_CUDA_COLL_MAX_BLOCKS) nb = DUET_CUDA_COLL_MAX_BLOCKS;
+    double tmo = duet_cfg()->wait_timeout;
+    duet_cuda_coll_args_t a = {
+        .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
+        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = twoshot,
+        .nblocks = (int)nb, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+    (void)c;
+    cudaError_t err = (cudaError_t)duet_cuda_coll_launch(&a, cs);
+    if (err != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: launching the %s kernel", k->fn, twoshot ? "twoshot" : "oneshot");
+    s->epoch++;
+    s->counter += nb;
+    return DUET_OK;
+}
+
+static int reduces(duet_coll_kind_t kind)
+{
+    return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
+}
+
+duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
+{
+    const char *fn = k->fn;
+    if (duet_coll_group_depth() > 0)
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU buffers or a stream inside duet_group_start/end are "
+                         "not yet supported", fn);
+    int sd = (k->where & DUET_CUDA_SEND_DEVICE) != 0, rd = (k->where & DUET_CUDA_RECV_DEVICE) != 0;
+    int needs_send = k->kind != DUET_COLL_RECV && (k->kind != DUET_COLL_BROADCAST || c->rank == k->root);
+    int needs_recv = k->kind != DUET_COLL_SEND && (k->kind != DUET_COLL_REDUCE || c->rank == k->root);
+    if ((needs_send && !sd) || (needs_recv && !rd))
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "%s: on the GPU path (a stream, or a device buffer) the "
+                         "buffers must be device memory: sendbuf is %s, recvbuf is %s", fn,
+                         !needs_send ? "unused" : sd ? "device" : "host", !needs_recv ? "unused" : rd ? "device" : "host");
+    if (k->count == 0) return DUET_OK;
+    /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
+    int wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
+    duet_datatype_t cdt = wide ? DUET_FLOAT32 : k->dt;
+    size_t es = duet_datatype_size(cdt), larger = k->send_count > k->recv_count ? k->send_count : k->recv_count;
+    int nchan = duet_cuda_exec_channels(c, larger * es);
+    duet_coll_args_t a = {k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(nchan),
+                          wide ? 0 : k->in_place, 1};
+    duet_sched_t sched;
+    duet_sched_init(&sched, c->rank, c->size, es);
+    const duet_sched_t *plan = &sched;
+    const duet_coll_algo_t *algo = NULL;
+    duet_status_t st;
+    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&a, &sched);
+    else st = duet_coll_tune_pick(c, &a, k->dt, &algo, &sched, &plan);
+    coll_state_t *s = NULL;
+    cudaStream_t cs = (cudaStream_t)k->stream;
+    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
+    if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
+    if (st == DUET_OK) {
+        int shot = algo && k->kind == DUET_COLL_ALLREDUCE && k->count * duet_datatype_size(k->dt) <= DUET_CUDA_COLL_MAX_BYTES &&
+                   (algo->build == duet_coll_oneshot_allreduce || algo->build == duet_coll_twoshot_allreduce);
+        if (shot) {
+            st = launch_shot(c, s, k, algo->build == duet_coll_twoshot_allreduce, cs);
+        } else {
+            long ai = algo ? (long)(algo - duet_coll_algos) : -1;
+            duet_cuda_exec_call_t x = {
+                .kind = k->kind, .send = k->send, .recv = k->recv, .send_count = k->send_count,
+                .recv_count = k->recv_count, .dt = k->dt, .cdt = cdt, .op = reduces(k->kind) ? k->op : DUET_SUM,
+                .writes_recv = needs_recv, .nchan = nchan, .plan = plan,
+                .key = {1 + (uint64_t)k->kind + (uint64_t)(ai + 1) * 16 + (uint64_t)a.in_place * 4096 +
+                            ((uint64_t)nchan << 16) + ((uint64_t)(uint32_t)k->root << 32),
+                        k->count, es}};
+            st = duet_cuda_exec_run(c, s, &x, cs, fn);
+        }
+    }
+    if (st == DUET_OK) st = duet_cuda_coll_end(s, cs, fn);
+    duet_sched_free(&sched);
+    return st;
 }

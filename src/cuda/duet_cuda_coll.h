@@ -15,19 +15,36 @@
 #define DUET_CUDA_SEND_DEVICE 2 /* sendbuf is device memory */
 #define DUET_CUDA_RECV_DEVICE 4 /* recvbuf is device memory */
 
+/* One collective call for the GPU backend, its arguments already checked (duet_coll_api.c). */
+typedef struct {
+    int kind;                      /* duet_coll_kind_t */
+    const void *send;
+    void *recv;
+    size_t count;                  /* as the caller passed it */
+    size_t send_count, recv_count; /* elements of each buffer */
+    duet_datatype_t dt;
+    duet_op_t op;
+    int root;                      /* or the peer of a send / recv */
+    int in_place;
+    int where;                     /* duet_cuda_coll_routes' answer */
+    duet_stream_t stream;
+    const char *fn;
+} duet_cuda_coll_call_t;
+
 #ifdef DUET_HAVE_CUDA
 /* Non-zero (DUET_CUDA_ROUTED, with where each buffer lies) when this call belongs to the GPU
  * backend: comm has a GPU heap and a stream was given or either buffer is device memory. 0
  * (and nothing touched) for a bad comm or a comm without a GPU heap, so the CPU path reports
  * those as before. Each buffer's location is asked once here; pass the answer on. */
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream);
-/* The allreduce on `stream` (NULL: the legacy default stream). The generic arguments are
- * already checked; `where` is duet_cuda_coll_routes' answer. This checks that both buffers
- * are device memory, picks oneshot / twoshot (DUET_ALGO, TUNE log) and launches. Returns once the kernel is queued. The first call on a
- * communicator is collective in a stronger sense: it allocates the symmetric scratch
- * (duet_malloc_device) and ends with a host barrier. */
-duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf, size_t count,
-                                       duet_datatype_t dt, duet_op_t op, duet_stream_t stream, const char *fn);
+/* Queues the call on its stream (NULL: the legacy default stream). Checks that the buffers
+ * the call uses are device memory, picks the algorithm (DUET_ALGO, TUNE log) and launches;
+ * returns once the kernels are queued. The first call on a communicator is collective in a
+ * stronger sense: it allocates the symmetric scratch (duet_malloc_device) and ends with a host
+ * barrier; so does the first call that needs the schedule executor. */
+duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call);
+/* The tuner's alpha-beta model of the GPU executor. */
+duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
 void duet_cuda_coll_release(void *state);
 #else
@@ -40,12 +57,16 @@ static inline int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, cons
     (void)stream;
     return 0;
 }
-static inline duet_status_t duet_cuda_coll_allreduce(duet_comm_t c, int where, const void *sendbuf, void *recvbuf,
-                                                     size_t count, duet_datatype_t dt, duet_op_t op,
-                                                     duet_stream_t stream, const char *fn)
+static inline duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call)
 {
-    (void)c, (void)where, (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)stream;
-    return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", fn);
+    (void)c;
+    return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", call->fn);
+}
+static inline duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model)
+{
+    (void)c;
+    (void)model;
+    return duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: this Duet is built without CUDA");
 }
 static inline void duet_cuda_coll_release(void *state) { (void)state; }
 #endif

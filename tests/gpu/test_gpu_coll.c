@@ -2,7 +2,7 @@
  * test_gpu_coll.c — duet_allreduce on GPU buffers, stream-ordered (label gpu; every rank needs
  * a GPU; ranks may share one under MPS). Registered by tests/gpu/coll.cmake at 2 and 4 ranks,
  * once with the tuner's choice and once with each algorithm forced (DUET_ALGO=allreduce:oneshot
- * / allreduce:twoshot), and once with a name the GPU does not have (allreduce:ring), which every
+ * / allreduce:twoshot), and once with a name no allreduce has (allreduce:bogus), which every
  * call must refuse with DUET_ERR_INVALID_ARG.
  *
  *   - every datatype x op, counts 0, 1, 7, 1001, 65539, in place and out of place (send and
@@ -19,8 +19,8 @@
  *     slice into its own output slice, checked after one sync (scratch reuse safety);
  *   - one stream then another with a sync between; then two streams with no sync between,
  *     the second call reading the first's output (the library orders them); NULL stream;
- *   - errors: one buffer on the host -> DUET_ERR_INVALID_ARG; above 1 MiB ->
- *     DUET_ERR_UNSUPPORTED; host buffers still take the CPU path.
+ *   - errors: one buffer on the host -> DUET_ERR_INVALID_ARG; above 1 MiB the schedule
+ *     executor takes over (checked); host buffers still take the CPU path.
  * Usage: test_gpu_coll [seed]. Rank 0 prints "test_gpu_coll: passed".
  */
 #include "duet_test.h"
@@ -202,7 +202,7 @@ static void test_matrix(void)
                     duet_status_t st = duet_allreduce(send, recv, count, dt, op, W, s1);
                     if (bad_algo && count) {
                         if (st != DUET_ERR_INVALID_ARG)
-                            FAIL("%s: DUET_ALGO=allreduce:ring returned %s, not an invalid-argument error", what,
+                            FAIL("%s: DUET_ALGO=allreduce:bogus returned %s, not an invalid-argument error", what,
                                  duet_status_str(st));
                         else passed++;
                         continue;
@@ -310,8 +310,20 @@ static void test_errors(void)
     size_t big = ((size_t)1 << 20) / 4 + 1;
     char *b = duet_malloc_device(W, big * 4);
     CHECK(b != NULL, "duet_malloc_device(%zu)", big * 4);
-    CHECK_FAILS(duet_allreduce(b, b, big, DUET_FLOAT32, DUET_SUM, W, s1),
-                bad_algo ? DUET_ERR_INVALID_ARG : DUET_ERR_UNSUPPORTED);
+    if (bad_algo) {
+        CHECK_FAILS(duet_allreduce(b, b, big, DUET_FLOAT32, DUET_SUM, W, s1), DUET_ERR_INVALID_ARG);
+    } else { /* above the one-shot / two-shot scratch: the schedule executor */
+        float *out = malloc(big * 4);
+        CHECK(out != NULL, "host memory");
+        fill_input(DUET_FLOAT32, out, me, 0, big, 400);
+        CUDA_OK(cudaMemcpy(b, out, big * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        CHECK_OK(duet_allreduce(b, b, big, DUET_FLOAT32, DUET_SUM, W, s1));
+        CUDA_OK(cudaStreamSynchronize(s1));
+        CUDA_OK(cudaMemcpy(out, b, big * 4, cudaMemcpyDeviceToHost));
+        check_result(DUET_FLOAT32, DUET_SUM, out, big, 400, "above 1 MiB");
+        free(out);
+    }
     CHECK_OK(duet_free(W, b));
     /* host buffers: still the CPU path, whatever DUET_ALGO says for the GPU */
     if (!bad_algo) {
@@ -322,7 +334,7 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    setenv("DUET_CUDA_HEAP_SIZE", "64M", 0);
+    setenv("DUET_CUDA_HEAP_SIZE", "256M", 0);
     CHECK_OK(duet_init());
     W = dt_world(&me, &npes);
     uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
@@ -330,7 +342,7 @@ int main(int argc, char **argv)
     CHECK(slot != NULL, "host slot");
     CHECK_OK(dt_share_seed(W, slot, &seed));
     const char *algo = getenv("DUET_ALGO");
-    bad_algo = algo && strstr(algo, "ring") != NULL;
+    bad_algo = algo && strstr(algo, "bogus") != NULL;
     if (me == 0) printf("test_gpu_coll: %d ranks, DUET_ALGO=%s, seed %llu\n", npes, algo ? algo : "",
                         (unsigned long long)seed);
     CHECK(duet_cuda_available() && duet_cuda_device(W) >= 0, "no GPU heap: this test needs a GPU on every rank");

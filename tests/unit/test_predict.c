@@ -79,7 +79,7 @@ static double total_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a)
 
 static duet_coll_args_t shape(const duet_coll_algo_t *al, int n, size_t bytes, int in_place)
 {
-    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0};
+    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0, 0};
     return a;
 }
 
@@ -223,7 +223,7 @@ static void method_and_candidates(void)
     static const int ranks[] = {4, 100, 5000, 1 << 20};
     for (int kind = 0; kind < DUET_COLL_SEND; kind++)
         for (size_t ni = 0; ni < 4; ni++) {
-            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0};
+            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0, 0};
             duet_predict_t p;
             EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_OK, "%s", duet_last_error());
             EXPECT(p.how == duet_coll_predict_how(&c), "method");
@@ -244,7 +244,7 @@ static void method_and_candidates(void)
             EXPECT(duet_coll_predict_all(&c, &m, "nosuch", &one) == DUET_OK && one.n == 0 && one.best == -1,
                    "only an unknown name");
         }
-    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0};
+    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0};
     duet_predict_t p;
     EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_ERR_INVALID_ARG, "send has no candidates");
     duet_coll_model_t bad = {0, 3.0};
@@ -299,7 +299,7 @@ static void scale(void)
             int n = 1 << 24;
             int block = al->kind == DUET_COLL_ALLGATHER || al->kind == DUET_COLL_REDUCE_SCATTER ||
                         al->kind == DUET_COLL_ALLTOALL;
-            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0};
+            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0, 0};
             double us = -1;
             duet_status_t st = duet_coll_predict_analytic(al, &a, &m, &us);
             EXPECT(st == DUET_OK, "%s %s at 2^24 ranks: %s", al->name, duet_coll_kind_name(al->kind), duet_last_error());

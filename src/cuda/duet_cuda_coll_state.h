@@ -1,0 +1,74 @@
+/*
+ * duet_cuda_coll_state.h — a communicator's GPU collective state, shared by the one-shot /
+ * two-shot kernels' host side (duet_cuda_coll.c) and the schedule executor's
+ * (duet_cuda_exec.c). Inside src/cuda only.
+ */
+#ifndef DUET_CUDA_COLL_STATE_H
+#define DUET_CUDA_COLL_STATE_H
+
+#include <cuda_runtime_api.h>
+#include "coll/duet_coll.h"
+#include "cuda/duet_cuda_exec_kern.h"
+
+#define DUET_CUDA_SCHED_CACHE 32 /* device copies of schedules kept, by call shape */
+
+typedef struct {
+    uint64_t key[3];            /* the call shape (duet_cuda_exec.c); key[0] == 0: empty */
+    duet_cuda_step_t *steps;    /* device: steps, then heads (2n), then locals */
+    int nsteps, nlocal;
+} duet_cuda_sched_entry_t;
+
+typedef struct duet_cuda_coll {
+    duet_device_comm_t h;
+    /* one-shot / two-shot kernels (duet_cuda_coll_kern.h) */
+    char *scratch;
+    uint64_t epoch;       /* calls launched */
+    uint64_t counter;     /* blocks launched, cumulative (the kernels' finished-block counter) */
+    /* every GPU collective of the communicator, in call order */
+    cudaEvent_t last;     /* recorded after the last call */
+    cudaStream_t last_stream;
+    int have_last;
+    volatile int32_t *status_host; /* a kernel's failure (abort / timeout), sticky */
+    int32_t *status_dev;
+    /* the schedule executor (duet_cuda_exec_kern.h), allocated by its first call */
+    char *exec_scratch;
+    int exec_maxchan;
+    char *work;           /* local device memory: step counters, fp32 copies, the schedule's scratch */
+    size_t work_bytes;
+    duet_cuda_sched_entry_t sched[DUET_CUDA_SCHED_CACHE];
+} duet_cuda_coll_state_t;
+
+/* The communicator's state; allocated by its first GPU collective (collective: every rank
+ * makes that call; it ends with a host barrier). */
+duet_status_t duet_cuda_coll_state(duet_comm_t c, duet_cuda_coll_state_t **out, const char *fn);
+/* Before queuing a call's kernels on `cs`: the sticky failure, the device, and ordering
+ * behind the last call when it went to another stream. */
+duet_status_t duet_cuda_coll_begin(duet_comm_t c, duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
+/* After: records the call's end. */
+duet_status_t duet_cuda_coll_end(duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
+
+/* What the executor runs for one call (prepared in duet_cuda_coll.c). */
+typedef struct {
+    duet_coll_kind_t kind;
+    const void *send;
+    void *recv;
+    size_t send_count, recv_count; /* elements of the caller's type */
+    duet_datatype_t dt;   /* the caller's type */
+    duet_datatype_t cdt;  /* the compute type: fp32 for an fp16 / bf16 reduction */
+    duet_op_t op;         /* the caller's */
+    int writes_recv;      /* 0: reduce on a non-root */
+    int nchan;
+    const duet_sched_t *plan;
+    uint64_t key[3];      /* the call shape: same key, same schedule */
+} duet_cuda_exec_call_t;
+
+/* Channels (and so the chunk) of a call whose larger buffer has `bytes`: the same on every
+ * rank, from the call's shape alone. */
+int duet_cuda_exec_channels(duet_comm_t c, size_t bytes);
+/* Queues the call on `cs` (after duet_cuda_coll_begin). */
+duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_cuda_exec_call_t *x,
+                                 cudaStream_t cs, const char *fn);
+/* Frees the executor's part of the state (the scratch goes with the heap). */
+void duet_cuda_exec_release(duet_cuda_coll_state_t *s);
+
+#endif

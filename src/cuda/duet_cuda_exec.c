@@ -1,0 +1,185 @@
+/*
+ * The GPU schedule executor, host side: the executor's symmetric scratch (allocated by the
+ * first call that needs it: collective), device copies of schedules (cached by call shape),
+ * the local work memory (step counters, fp32 copies of fp16 / bf16 operands, the schedule's
+ * scratch), and the launches: widen, execute, finish. The kernel and the protocol are in
+ * duet_cuda_exec.cu, the layout in duet_cuda_exec_kern.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "coll/duet_coll_dtype.h"
+#include "cuda/duet_cuda_coll_state.h"
+#include "cuda/duet_cuda_driver.h"
+
+#define CHANNEL_BYTES ((size_t)256 << 10) /* a call gets one channel per this many bytes */
+
+static int max_channels(int n)
+{
+    size_t per = (size_t)n * DUET_CUDA_EXEC_SLOTS * DUET_CUDA_EXEC_SLOT;
+    size_t mc = DUET_CUDA_EXEC_INBOX_BUDGET / per;
+    return mc < 1 ? 1 : mc > DUET_CUDA_EXEC_MAX_CHAN ? DUET_CUDA_EXEC_MAX_CHAN : (int)mc;
+}
+
+int duet_cuda_exec_channels(duet_comm_t c, size_t bytes)
+{
+    size_t want = (bytes + CHANNEL_BYTES - 1) / CHANNEL_BYTES;
+    int mc = max_channels(c->size);
+    return want < 1 ? 1 : want > (size_t)mc ? mc : (int)want;
+}
+
+void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
+{
+    for (int i = 0; i < DUET_CUDA_SCHED_CACHE; i++)
+        if (s->sched[i].steps) cudaFree(s->sched[i].steps);
+    if (s->work) cudaFree(s->work);
+    (void)cudaGetLastError();
+}
+
+/* The executor's symmetric scratch, at the first call that needs it (every rank makes it). */
+static duet_status_t scratch_get(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn)
+{
+    if (s->exec_scratch) return DUET_OK;
+    int mc = max_channels(c->size);
+    size_t counters = duet_cuda_exec_counter_bytes(c->size, mc);
+    char *p = duet_malloc_device(c, duet_cuda_exec_scratch_bytes(c->size, mc));
+    if (!p) return duet_error_wrap(DUET_ERR_NO_MEMORY, "the GPU executor's inboxes"); /* message set */
+    cudaError_t err;
+    if ((err = cudaMemset(p, 0, counters)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: zeroing the GPU executor's counters", fn);
+    duet_status_t st = duet_barrier(c); /* every rank's counters are zero before anyone posts */
+    if (st) return st;
+    s->exec_scratch = p;
+    s->exec_maxchan = mc;
+    return DUET_OK;
+}
+
+/* Local device memory of at least `bytes`, zeroed when new. Growing waits for the last call
+ * (which may still use the old memory). */
+static duet_status_t work_get(duet_cuda_coll_state_t *s, size_t bytes, const char *fn)
+{
+    if (bytes <= s->work_bytes) return DUET_OK;
+    cudaError_t err;
+    if (s->have_last && (err = cudaEventSynchronize(s->last)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: waiting for the last GPU collective", fn);
+    if (s->work) cudaFree(s->work);
+    s->work = NULL;
+    s->work_bytes = 0;
+    size_t want = bytes + bytes / 4;
+    void *p = NULL;
+    if ((err = cudaMalloc(&p, want)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of GPU memory for the executor's work space", fn, want);
+    if ((err = cudaMemset(p, 0, want)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess) {
+        cudaFree(p);
+        return DUET_CUDA_FAIL_RT(err, "%s: zeroing the executor's work space", fn);
+    }
+    s->work = p;
+    s->work_bytes = want;
+    return DUET_OK;
+}
+
+/* The device copy of x->plan: from the cache when the shape was run before. */
+static duet_status_t sched_get(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_cuda_exec_call_t *x,
+                               duet_cuda_sched_entry_t **out, const char *fn)
+{
+    uint64_t h = (x->key[0] * 0x9e3779b97f4a7c15ull) ^ (x->key[1] * 0xc2b2ae3d27d4eb4full) ^ x->key[2];
+    duet_cuda_sched_entry_t *e = &s->sched[h % DUET_CUDA_SCHED_CACHE];
+    if (e->steps && !memcmp(e->key, x->key, sizeof e->key)) {
+        *out = e;
+        return DUET_OK;
+    }
+    const duet_sched_t *p = x->plan;
+    int n = c->size, ns = p->nsteps, nlocal = 0;
+    size_t bytes = sizeof(duet_cuda_step_t) * (size_t)ns + sizeof(int32_t) * (2 * (size_t)n + (size_t)ns);
+    duet_cuda_step_t *host = malloc(bytes ? bytes : 1);
+    if (!host) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", fn);
+    int32_t *heads = (int32_t *)(host + ns), *locals = heads + 2 * n;
+    int32_t *tails = malloc(sizeof(int32_t) * 2 * (size_t)n);
+    if (!tails) {
+        free(host);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", fn);
+    }
+    for (int q = 0; q < 2 * n; q++) heads[q] = tails[q] = -1;
+    for (int i = 0; i < ns; i++) {
+        const duet_step_t *st = &p->steps[i];
+        host[i] = (duet_cuda_step_t){st->kind, st->src_buf, st->dst_buf, 0, st->peer, st->dep, -1,
+                                     st->src_off, st->dst_off, st->bytes};
+        if (st->kind < DUET_STEP_SEND) {
+            locals[nlocal++] = i;
+            continue;
+        }
+        int q = 2 * st->peer + (st->kind != DUET_STEP_SEND);
+        if (tails[q] >= 0) host[tails[q]].next = i;
+        else heads[q] = i;
+        tails[q] = i;
+    }
+    free(tails);
+    if (e->steps) { /* the slot's old schedule: cudaFree waits for kernels still reading it */
+        cudaFree(e->steps);
+        e->steps = NULL;
+    }
+    void *dev = NULL;
+    cudaError_t err;
+    if ((err = cudaMalloc(&dev, bytes ? bytes : 1)) != cudaSuccess ||
+        (err = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
+        if (dev) cudaFree(dev);
+        free(host);
+        return DUET_CUDA_FAIL_RT(err, "%s: copying a schedule of %d steps to the GPU", fn, ns);
+    }
+    free(host);
+    memcpy(e->key, x->key, sizeof e->key);
+    e->steps = dev;
+    e->nsteps = ns;
+    e->nlocal = nlocal;
+    *out = e;
+    return DUET_OK;
+}
+
+static size_t round256(size_t b) { return (b + 255) & ~(size_t)255; }
+
+duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_cuda_exec_call_t *x,
+                                 cudaStream_t cs, const char *fn)
+{
+    const duet_sched_t *p = x->plan;
+    if (p->nsteps == 0) return DUET_OK;
+    duet_status_t st = scratch_get(c, s, fn);
+    if (st) return st;
+    duet_cuda_sched_entry_t *e = NULL;
+    if ((st = sched_get(c, s, x, &e, fn))) return st;
+    int n = c->size;
+    size_t shared = duet_cuda_exec_shared_bytes(n, e->nsteps, e->nlocal);
+    if (shared > DUET_CUDA_EXEC_SHARED_MAX)
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: a schedule of %d steps (%d ranks) is too long for the GPU "
+                         "executor's shared memory; force an algorithm with fewer steps (DUET_ALGO)", fn,
+                         e->nsteps, n);
+    int wide = x->cdt != x->dt;
+    size_t ce = duet_datatype_size(x->cdt);
+    /* work: step counters + leaving counter | wide send | wide recv | the schedule's scratch */
+    size_t counters = round256(sizeof(uint32_t) * ((size_t)e->nsteps + 1));
+    size_t wsend = wide ? round256(x->send_count * ce) : 0, wrecv = wide ? round256(x->recv_count * ce) : 0;
+    if ((st = work_get(s, counters + wsend + wrecv + round256(p->tmp_bytes), fn))) return st;
+    char *wide_send = s->work + counters, *wide_recv = wide_send + wsend, *tmp = wide_recv + wrecv;
+    int err;
+    if (wide && x->send && x->send_count) {
+        duet_cuda_conv_args_t w = {x->send, wide_send, x->send_count, (int)x->dt, 0};
+        if ((err = duet_cuda_widen_launch(&w, cs)) != cudaSuccess)
+            return DUET_CUDA_FAIL_RT((cudaError_t)err, "%s: launching the fp32 widening", fn);
+    }
+    double tmo = duet_cfg()->wait_timeout;
+    duet_cuda_exec_args_t a = {
+        .h = s->h, .scratch = s->exec_scratch, .steps = e->steps, .heads = (const int32_t *)(e->steps + e->nsteps),
+        .locals = (const int32_t *)(e->steps + e->nsteps) + 2 * n, .stepdone = (uint32_t *)(void *)s->work,
+        .leaving = (uint32_t *)(void *)s->work + e->nsteps, .nsteps = e->nsteps, .nlocal = e->nlocal,
+        .buf = {wide ? wide_send : (char *)(uintptr_t)x->send, wide ? wide_recv : (char *)x->recv, tmp},
+        .dt = (int)x->cdt, .op = x->op == DUET_AVG ? DUET_SUM : (int)x->op, .elem = (int)ce, .nchan = x->nchan,
+        .maxchan = s->exec_maxchan, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+    if ((err = duet_cuda_exec_launch(&a, shared, cs)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT((cudaError_t)err, "%s: launching the schedule executor (%d channels, %d steps)", fn,
+                                 x->nchan, e->nsteps);
+    if (x->writes_recv && x->recv_count && (wide || x->op == DUET_AVG)) {
+        duet_cuda_conv_args_t f = {wide ? wide_recv : x->recv, x->recv, x->recv_count, (int)x->dt,
+                                   x->op == DUET_AVG ? n : 0};
+        if ((err = duet_cuda_finish_launch(&f, cs)) != cudaSuccess)
+            return DUET_CUDA_FAIL_RT((cudaError_t)err, "%s: launching the result's rounding / division", fn);
+    }
+    return DUET_OK;
+}
