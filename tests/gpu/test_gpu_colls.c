@@ -658,7 +658,7 @@ static void teardown(void)
 
 int main(int argc, char **argv)
 {
-    setenv("DUET_CUDA_HEAP_SIZE", "64M", 0);
+    setenv("DUET_CUDA_HEAP_SIZE", "256M", 0);
     CHECK_OK(duet_init());
     W = dt_world(&me, &npes);
     const char *arg = argc > 1 ? argv[1] : "all";
