@@ -20,26 +20,25 @@
 #define DEFAULT_ALPHA_US 0.5
 #define DEFAULT_BETA_GBPS 8.0
 
-static void tune_path(char *out, size_t len)
+/* The tune file of `kind` ("" the CPU channels; "gpu" the GPU executor: "-gpu" appended). */
+static void tune_path(const char *kind, char *out, size_t len)
 {
-    const char *set = duet_cfg()->tune_file;
+    const char *set = duet_cfg()->tune_file, *dash = kind[0] ? "-" : "";
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     if (set[0]) {
-        snprintf(out, len, "%s", set);
+        snprintf(out, len, "%s%s%s", set, dash, kind);
         return;
     }
     const char *xdg = duet_foreign_env("XDG_CACHE_HOME"), *home = duet_foreign_env("HOME");
-    if (xdg && xdg[0]) snprintf(out, len, "%s/duet/tune-%s.txt", xdg, host);
-    else if (home && home[0]) snprintf(out, len, "%s/.cache/duet/tune-%s.txt", home, host);
-    else snprintf(out, len, "/tmp/duet-tune-%d-%s.txt", (int)getuid(), host);
+    if (xdg && xdg[0]) snprintf(out, len, "%s/duet/tune-%s%s%s.txt", xdg, host, dash, kind);
+    else if (home && home[0]) snprintf(out, len, "%s/.cache/duet/tune-%s%s%s.txt", home, host, dash, kind);
+    else snprintf(out, len, "/tmp/duet-tune-%d-%s%s%s.txt", (int)getuid(), host, dash, kind);
 }
 
-/* The host's tune file into *m: 0 when it holds a usable model, else -1 (*m unchanged
- * then, or partly written). */
-static int read_file(duet_coll_model_t *m, char *path, size_t len)
+int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len)
 {
-    tune_path(path, len);
+    tune_path(kind, path, len);
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     int ok = fscanf(f, "alpha_us %lf beta_gbps %lf", &m->alpha_us, &m->beta_gbps) == 2;
@@ -59,16 +58,16 @@ static void mkdirs_for(const char *path)
         }
 }
 
-static void write_file(const duet_coll_model_t *m)
+void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m)
 {
     char path[512], tmp[600];
-    tune_path(path, sizeof path);
+    tune_path(kind, path, sizeof path);
     mkdirs_for(path);
     snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return; /* a cache only: without it, the next run measures again */
-    fprintf(f, "alpha_us %.4f beta_gbps %.4f\n# measured by duet on the shm transport; delete to measure again\n",
-            m->alpha_us, m->beta_gbps);
+    fprintf(f, "alpha_us %.4f beta_gbps %.4f\n# measured by duet on the %s; delete to measure again\n",
+            m->alpha_us, m->beta_gbps, kind[0] ? "GPU executor" : "shm transport");
     if (fclose(f) == 0 && rename(tmp, path) == 0)
         DUET_LOG(INFO, TUNE, "wrote %s: alpha %.3f us, beta %.2f GB/s", path, m->alpha_us, m->beta_gbps);
     else
@@ -145,7 +144,7 @@ int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
     const duet_cfg_t *cfg = duet_cfg();
     char path[512];
     duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
-    int from_file = read_file(&m, path, sizeof path) == 0;
+    int from_file = duet_coll_tune_file_read("", &m, path, sizeof path) == 0;
     if (!from_file) m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
     apply_settings(&m, cfg);
     int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
@@ -170,7 +169,7 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
     int32_t measure_it = 0;
     char path[512];
-    if (c->rank == 0 && read_file(&m, path, sizeof path) != 0) {
+    if (c->rank == 0 && duet_coll_tune_file_read("", &m, path, sizeof path) != 0) {
         m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
         measure_it = c->size >= 2;
     }
@@ -178,7 +177,7 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     duet_status_t st = duet_boot_bcast(&c->boot, &measure_it, sizeof measure_it);
     if (st == DUET_OK && measure_it && c->rank <= 1) {
         st = measure(c, &m);
-        if (st == DUET_OK && c->rank == 0) write_file(&m);
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", &m);
     }
     if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
     if (st) return st;
@@ -196,7 +195,7 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
     duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
     duet_status_t st = DUET_OK;
     if (c->size >= 2 && c->rank <= 1) st = measure(c, &m);
-    if (st == DUET_OK && c->rank == 0 && c->size >= 2) write_file(&m);
+    if (st == DUET_OK && c->rank == 0 && c->size >= 2) duet_coll_tune_file_write("", &m);
     if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
     if (st == DUET_OK) {
         c->model = m;

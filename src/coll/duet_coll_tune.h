@@ -34,6 +34,12 @@ int duet_coll_model_local(duet_coll_model_t *model, char *source, size_t len);
 /* Measures anew (collective), updates the tune file and forgets cached decisions. */
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
 
+/* The host's tune file of a model (`kind` "" for the CPU channels, "gpu" for the GPU
+ * executor): read into *m (0 when it holds a usable model, else -1; `path` gets its name),
+ * or written (a cache only: failures are ignored). */
+int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len);
+void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m);
+
 /* Forgets a communicator's cached decisions (at its destruction). */
 void duet_coll_tune_free(duet_comm_t c);
 

@@ -40,6 +40,8 @@ struct duet_comm {
     } lane_hit;
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
+    duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */
+    int gpu_model_ready;
     struct duet_cuda_comm *cuda; /* the device handle's state (duet_device_comm_get), or NULL */
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;

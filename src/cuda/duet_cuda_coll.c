@@ -20,7 +20,8 @@
  * builders and the same tuner as on the CPU, DUET_ALGO and the TUNE log included) in the GPU
  * executor (duet_cuda_exec.c); an allreduce the tuner gives to oneshot or twoshot, of at most
  * DUET_CUDA_COLL_MAX_BYTES, runs their dedicated kernels instead (duet_cuda_coll.cu). The
- * tuner's model of the GPU (alpha per message, beta) comes from constants, not calibrated yet.
+ * tuner's model of the GPU (alpha per message, beta) is measured once per host
+ * (duet_cuda_calib.c).
  * fp16 / bf16 reductions in the executor run on fp32 copies (rounded once, as on the CPU).
  *
  * The first GPU collective on a communicator allocates its scratch with duet_malloc_device
@@ -41,8 +42,6 @@
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_state.h"
 
-#define GPU_ALPHA_US 3.0   /* per message, launch included (not calibrated) */
-#define GPU_BETA_GBPS 400.0 /* bytes per ns (not calibrated) */
 
 typedef duet_cuda_coll_state_t coll_state_t;
 
@@ -78,14 +77,6 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
     int where = (is_device(c, sendbuf) ? DUET_CUDA_SEND_DEVICE : 0) |
                 (is_device(c, recvbuf) ? DUET_CUDA_RECV_DEVICE : 0);
     return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;
-}
-
-/* The tuner's model of the GPU executor (see the file's comment). */
-duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model)
-{
-    (void)c;
-    *model = (duet_coll_model_t){GPU_ALPHA_US, GPU_BETA_GBPS};
-    return DUET_OK;
 }
 
 /* The communicator's state; allocated by the first GPU collective (collective). */
@@ -182,6 +173,39 @@ static int reduces(duet_coll_kind_t kind)
     return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
 }
 
+/* What a call runs: the compute type, channels, the algorithm (NULL: point to point) and this
+ * rank's schedule (*plan: sched, or the tuner's cached copy; the caller frees sched). */
+typedef struct {
+    int wide, nchan;
+    duet_datatype_t cdt;
+    duet_coll_args_t a;
+    const duet_coll_algo_t *algo;
+    const duet_sched_t *plan;
+    int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor */
+} gpu_plan_t;
+
+static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, duet_sched_t *sched, gpu_plan_t *g)
+{
+    /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
+    g->wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
+    g->cdt = g->wide ? DUET_FLOAT32 : k->dt;
+    size_t es = duet_datatype_size(g->cdt), larger = k->send_count > k->recv_count ? k->send_count : k->recv_count;
+    g->nchan = duet_cuda_exec_channels(c, larger * es);
+    g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
+                              g->wide ? 0 : k->in_place, 1};
+    duet_sched_init(sched, c->rank, c->size, es);
+    g->plan = sched;
+    g->algo = NULL;
+    g->shot = 0;
+    duet_status_t st;
+    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&g->a, sched);
+    else st = duet_coll_tune_pick(c, &g->a, k->dt, &g->algo, sched, &g->plan);
+    if (st == DUET_OK && g->algo && k->kind == DUET_COLL_ALLREDUCE &&
+        k->count * duet_datatype_size(k->dt) <= DUET_CUDA_COLL_MAX_BYTES)
+        g->shot = g->algo->build == duet_coll_oneshot_allreduce ? 1 : g->algo->build == duet_coll_twoshot_allreduce ? 2 : 0;
+    return st;
+}
+
 duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
 {
     const char *fn = k->fn;
@@ -196,42 +220,65 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
                          "buffers must be device memory: sendbuf is %s, recvbuf is %s", fn,
                          !needs_send ? "unused" : sd ? "device" : "host", !needs_recv ? "unused" : rd ? "device" : "host");
     if (k->count == 0) return DUET_OK;
-    /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
-    int wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
-    duet_datatype_t cdt = wide ? DUET_FLOAT32 : k->dt;
-    size_t es = duet_datatype_size(cdt), larger = k->send_count > k->recv_count ? k->send_count : k->recv_count;
-    int nchan = duet_cuda_exec_channels(c, larger * es);
-    duet_coll_args_t a = {k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(nchan),
-                          wide ? 0 : k->in_place, 1};
     duet_sched_t sched;
-    duet_sched_init(&sched, c->rank, c->size, es);
-    const duet_sched_t *plan = &sched;
-    const duet_coll_algo_t *algo = NULL;
-    duet_status_t st;
-    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&a, &sched);
-    else st = duet_coll_tune_pick(c, &a, k->dt, &algo, &sched, &plan);
+    gpu_plan_t g;
+    duet_status_t st = plan_call(c, k, &sched, &g);
     coll_state_t *s = NULL;
     cudaStream_t cs = (cudaStream_t)k->stream;
     if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
     if (st == DUET_OK) {
-        int shot = algo && k->kind == DUET_COLL_ALLREDUCE && k->count * duet_datatype_size(k->dt) <= DUET_CUDA_COLL_MAX_BYTES &&
-                   (algo->build == duet_coll_oneshot_allreduce || algo->build == duet_coll_twoshot_allreduce);
-        if (shot) {
-            st = launch_shot(c, s, k, algo->build == duet_coll_twoshot_allreduce, cs);
+        if (g.shot) {
+            st = launch_shot(c, s, k, g.shot == 2, cs);
         } else {
-            long ai = algo ? (long)(algo - duet_coll_algos) : -1;
+            long ai = g.algo ? (long)(g.algo - duet_coll_algos) : -1;
             duet_cuda_exec_call_t x = {
                 .kind = k->kind, .send = k->send, .recv = k->recv, .send_count = k->send_count,
-                .recv_count = k->recv_count, .dt = k->dt, .cdt = cdt, .op = reduces(k->kind) ? k->op : DUET_SUM,
-                .writes_recv = needs_recv, .nchan = nchan, .plan = plan,
-                .key = {1 + (uint64_t)k->kind + (uint64_t)(ai + 1) * 16 + (uint64_t)a.in_place * 4096 +
-                            ((uint64_t)nchan << 16) + ((uint64_t)(uint32_t)k->root << 32),
-                        k->count, es}};
+                .recv_count = k->recv_count, .dt = k->dt, .cdt = g.cdt, .op = reduces(k->kind) ? k->op : DUET_SUM,
+                .writes_recv = needs_recv, .nchan = g.nchan, .plan = g.plan,
+                .key = {1 + (uint64_t)k->kind + (uint64_t)(ai + 1) * 16 + (uint64_t)g.a.in_place * 4096 +
+                            ((uint64_t)g.nchan << 16) + ((uint64_t)(uint32_t)k->root << 32),
+                        k->count, g.a.elem}};
             st = duet_cuda_exec_run(c, s, &x, cs, fn);
         }
     }
     if (st == DUET_OK) st = duet_cuda_coll_end(s, cs, fn);
+    duet_sched_free(&sched);
+    return st;
+}
+
+duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *k, char *algo, size_t len,
+                                     double *staged, double *direct)
+{
+    duet_sched_t sched;
+    gpu_plan_t g;
+    *staged = *direct = 0;
+    duet_status_t st = plan_call(c, k, &sched, &g);
+    if (st == DUET_OK) {
+        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : "p2p", g.shot ? " (kernel)" : "");
+        double S = (double)(k->count * duet_datatype_size(k->dt)), n = c->size;
+        if (g.shot == 1) { /* copy in; read every pe's copy, write the result */
+            *staged = *direct = 2 * S + n * S + S;
+        } else if (g.shot == 2) { /* copy in; my part: read n parts, write it twice; gather the rest */
+            *staged = *direct = 2 * S + S + 2 * S / n + 2 * S * (n - 1) / n;
+        } else {
+            for (int i = 0; i < g.plan->nsteps; i++) {
+                const duet_step_t *t = &g.plan->steps[i];
+                double b = (double)t->bytes;
+                switch (t->kind) {
+                case DUET_STEP_COPY: *staged += 2 * b, *direct += 2 * b; break;
+                case DUET_STEP_REDUCE: *staged += 3 * b, *direct += 3 * b; break;
+                case DUET_STEP_SEND: *staged += 2 * b, *direct += b; break;      /* read, (write the inbox) */
+                case DUET_STEP_RECV: *staged += 2 * b, *direct += b; break;      /* (read the inbox), write */
+                default: *staged += 3 * b, *direct += 2 * b; break;              /* RECV_REDUCE */
+                }
+            }
+            if (g.wide) { /* widen the input, round the result */
+                double in = (double)k->send_count, out = (double)k->recv_count;
+                *staged += 6 * in + 6 * out, *direct += 6 * in + 6 * out;
+            }
+        }
+    }
     duet_sched_free(&sched);
     return st;
 }

@@ -45,6 +45,13 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
 duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call);
 /* The tuner's alpha-beta model of the GPU executor. */
 duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
+/* The device memory traffic of this rank's part of `call` (its buffers are not touched),
+ * for benchmarks: the algorithm the call would run (`algo`, len bytes) and the bytes it reads
+ * and writes on the GPU — `staged` as Duet runs it (a message is written into the receiver's
+ * inbox and read out of it), `direct` without the inbox (a message read where it lies and
+ * written where it goes: the algorithm's own traffic). Not collective. */
+duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *call, char *algo, size_t len,
+                                     double *staged, double *direct);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
 void duet_cuda_coll_release(void *state);
 #else

@@ -33,7 +33,9 @@ typedef struct duet_cuda_coll {
     /* the schedule executor (duet_cuda_exec_kern.h), allocated by its first call */
     char *exec_scratch;
     int exec_maxchan;
-    char *work;           /* local device memory: step counters, fp32 copies, the schedule's scratch */
+    char *stepdone;       /* local device memory: the executor's step counters (zero between calls) */
+    size_t stepdone_bytes;
+    char *work;           /* local device memory: fp32 copies, the schedule's scratch */
     size_t work_bytes;
     duet_cuda_sched_entry_t sched[DUET_CUDA_SCHED_CACHE];
 } duet_cuda_coll_state_t;

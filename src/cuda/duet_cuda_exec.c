@@ -1,8 +1,9 @@
 /*
  * The GPU schedule executor, host side: the executor's symmetric scratch (allocated by the
  * first call that needs it: collective), device copies of schedules (cached by call shape),
- * the local work memory (step counters, fp32 copies of fp16 / bf16 operands, the schedule's
- * scratch), and the launches: widen, execute, finish. The kernel and the protocol are in
+ * the step counters (their own memory: zero between calls), the local work memory (fp32
+ * copies of fp16 / bf16 operands, the schedule's scratch), and the launches: widen, execute,
+ * finish. The kernel and the protocol are in
  * duet_cuda_exec.cu, the layout in duet_cuda_exec_kern.h.
  */
 #include <stdlib.h>
@@ -32,6 +33,7 @@ void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
     for (int i = 0; i < DUET_CUDA_SCHED_CACHE; i++)
         if (s->sched[i].steps) cudaFree(s->sched[i].steps);
     if (s->work) cudaFree(s->work);
+    if (s->stepdone) cudaFree(s->stepdone);
     (void)cudaGetLastError();
 }
 
@@ -53,27 +55,28 @@ static duet_status_t scratch_get(duet_comm_t c, duet_cuda_coll_state_t *s, const
     return DUET_OK;
 }
 
-/* Local device memory of at least `bytes`, zeroed when new. Growing waits for the last call
- * (which may still use the old memory). */
-static duet_status_t work_get(duet_cuda_coll_state_t *s, size_t bytes, const char *fn)
+/* Device memory `*mem` of at least `bytes` (*cap now), zeroed when new. Growing waits for the
+ * last call (which may still use the old memory). */
+static duet_status_t grow(duet_cuda_coll_state_t *s, char **mem, size_t *cap, size_t bytes, const char *what,
+                          const char *fn)
 {
-    if (bytes <= s->work_bytes) return DUET_OK;
+    if (bytes <= *cap) return DUET_OK;
     cudaError_t err;
     if (s->have_last && (err = cudaEventSynchronize(s->last)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: waiting for the last GPU collective", fn);
-    if (s->work) cudaFree(s->work);
-    s->work = NULL;
-    s->work_bytes = 0;
+    if (*mem) cudaFree(*mem);
+    *mem = NULL;
+    *cap = 0;
     size_t want = bytes + bytes / 4;
     void *p = NULL;
     if ((err = cudaMalloc(&p, want)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of GPU memory for the executor's work space", fn, want);
+        return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of GPU memory for the executor's %s", fn, want, what);
     if ((err = cudaMemset(p, 0, want)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess) {
         cudaFree(p);
-        return DUET_CUDA_FAIL_RT(err, "%s: zeroing the executor's work space", fn);
+        return DUET_CUDA_FAIL_RT(err, "%s: zeroing the executor's %s", fn, what);
     }
-    s->work = p;
-    s->work_bytes = want;
+    *mem = p;
+    *cap = want;
     return DUET_OK;
 }
 
@@ -153,11 +156,16 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
                          e->nsteps, n);
     int wide = x->cdt != x->dt;
     size_t ce = duet_datatype_size(x->cdt);
-    /* work: step counters + leaving counter | wide send | wide recv | the schedule's scratch */
-    size_t counters = round256(sizeof(uint32_t) * ((size_t)e->nsteps + 1));
+    /* the step counters and the leaving counter: zero between calls (each call leaves them so),
+     * in memory of their own — never where another call's data went */
+    if ((st = grow(s, &s->stepdone, &s->stepdone_bytes, sizeof(uint32_t) * ((size_t)e->nsteps + 1), "step counters",
+                   fn)))
+        return st;
+    /* work: wide send | wide recv | the schedule's scratch */
     size_t wsend = wide ? round256(x->send_count * ce) : 0, wrecv = wide ? round256(x->recv_count * ce) : 0;
-    if ((st = work_get(s, counters + wsend + wrecv + round256(p->tmp_bytes), fn))) return st;
-    char *wide_send = s->work + counters, *wide_recv = wide_send + wsend, *tmp = wide_recv + wrecv;
+    if ((st = grow(s, &s->work, &s->work_bytes, wsend + wrecv + round256(p->tmp_bytes) + 256, "work space", fn)))
+        return st;
+    char *wide_send = s->work, *wide_recv = wide_send + wsend, *tmp = wide_recv + wrecv;
     int err;
     if (wide && x->send && x->send_count) {
         duet_cuda_conv_args_t w = {x->send, wide_send, x->send_count, (int)x->dt, 0};
@@ -167,8 +175,8 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
     double tmo = duet_cfg()->wait_timeout;
     duet_cuda_exec_args_t a = {
         .h = s->h, .scratch = s->exec_scratch, .steps = e->steps, .heads = (const int32_t *)(e->steps + e->nsteps),
-        .locals = (const int32_t *)(e->steps + e->nsteps) + 2 * n, .stepdone = (uint32_t *)(void *)s->work,
-        .leaving = (uint32_t *)(void *)s->work + e->nsteps, .nsteps = e->nsteps, .nlocal = e->nlocal,
+        .locals = (const int32_t *)(e->steps + e->nsteps) + 2 * n, .stepdone = (uint32_t *)(void *)s->stepdone,
+        .leaving = (uint32_t *)(void *)s->stepdone + e->nsteps, .nsteps = e->nsteps, .nlocal = e->nlocal,
         .buf = {wide ? wide_send : (char *)(uintptr_t)x->send, wide ? wide_recv : (char *)x->recv, tmp},
         .dt = (int)x->cdt, .op = x->op == DUET_AVG ? DUET_SUM : (int)x->op, .elem = (int)ce, .nchan = x->nchan,
         .maxchan = s->exec_maxchan, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};

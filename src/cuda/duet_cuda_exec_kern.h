@@ -28,7 +28,7 @@
 #define DUET_CUDA_EXEC_SLOT ((size_t)128 << 10) /* bytes of one channel's slot */
 #define DUET_CUDA_EXEC_SLOTS 4                  /* slots per channel and sender */
 #define DUET_CUDA_EXEC_MAX_CHAN 64              /* channels, at most (fewer for many ranks) */
-#define DUET_CUDA_EXEC_INBOX_BUDGET ((size_t)32 << 20) /* inbox bytes per rank, at most */
+#define DUET_CUDA_EXEC_INBOX_BUDGET ((size_t)64 << 20) /* inbox bytes per rank, at most */
 #define DUET_CUDA_EXEC_THREADS 512
 #define DUET_CUDA_EXEC_SHARED_MAX (46 << 10) /* dynamic shared memory of the kernel, at most */
 

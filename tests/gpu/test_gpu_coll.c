@@ -17,6 +17,8 @@
  *   - 1000 back-to-back calls on one stream without a host sync (counts cycling 7, 1001,
  *     40000: the number of CUDA blocks changes from call to call), each from its own input
  *     slice into its own output slice, checked after one sync (scratch reuse safety);
+ *   - a sweep 8 B .. 128 MiB by 8x with the tuner's picks, each size checked (no call's state
+ *     may leak into the next: kernels, then executor schedules of growing size);
  *   - one stream then another with a sync between; then two streams with no sync between,
  *     the second call reading the first's output (the library orders them); NULL stream;
  *   - errors: one buffer on the host -> DUET_ERR_INVALID_ARG; above 1 MiB the schedule
@@ -263,6 +265,34 @@ static void test_back_to_back(void)
     free(out_h);
 }
 
+/* A sweep like duet-perf's, 8 B to 128 MiB by 8x, on one communicator and one stream: each
+ * size runs whatever the tuner picks (the one-shot / two-shot kernels, then executor schedules
+ * of growing step counts and scratch), so one call's state must never leak into the next. */
+static void test_sweep(void)
+{
+    size_t max = (size_t)32 << 20; /* floats: 128 MiB */
+    float *in = malloc(max * 4), *out = malloc(max * 4);
+    char *send = NULL, *recv = NULL;
+    CHECK(in && out, "host memory");
+    CUDA_OK(cudaMalloc((void **)&send, max * 4));
+    CUDA_OK(cudaMalloc((void **)&recv, max * 4));
+    for (size_t count = 2; count <= max; count *= 8) {
+        char what[64];
+        snprintf(what, sizeof what, "sweep, %zu floats", count);
+        fill_input(DUET_FLOAT32, in, me, 0, count, 500 + count);
+        CUDA_OK(cudaMemcpy(send, in, count * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        CHECK_OK(duet_allreduce(send, recv, count, DUET_FLOAT32, DUET_SUM, W, s1));
+        CUDA_OK(cudaStreamSynchronize(s1));
+        CUDA_OK(cudaMemcpy(out, recv, count * 4, cudaMemcpyDeviceToHost));
+        check_result(DUET_FLOAT32, DUET_SUM, out, count, 500 + count, what);
+    }
+    CUDA_OK(cudaFree(send));
+    CUDA_OK(cudaFree(recv));
+    free(in);
+    free(out);
+}
+
 static void test_streams(void)
 {
     const size_t count = 1001;
@@ -358,6 +388,7 @@ int main(int argc, char **argv)
     if (!bad_algo) {
         test_back_to_back();
         test_streams();
+        test_sweep();
     }
     test_errors();
     CUDA_OK(cudaStreamDestroy(s1));

@@ -74,6 +74,7 @@ struct perf {
     const char *csv, *plot;
     int fit;
     int device; /* --device: the mode from perf_device_modes */
+    int floor;  /* --floor: print the memory-traffic floor of each row (perf_floor.c) */
     /* job */
     const perf_mode_t *mode;
     duet_comm_t comm;
@@ -117,6 +118,8 @@ void perf_device_free(perf_t *p);
 extern const perf_mode_t perf_device_coll_modes[];
 extern const size_t perf_device_coll_nmodes;
 void perf_device_coll_free(perf_t *p);
+/* perf_floor.c: the "# floor" line of a --device allreduce row (collective; rank 0 prints). */
+void perf_floor_print(perf_t *p, size_t bytes, double measured_us);
 #endif
 
 /* perf_coll.c: before duet_init, with the arguments parsed. Checks -a against the algorithm

@@ -301,12 +301,13 @@ int perf_coll_list_algos(FILE *f, const char *coll)
 void perf_coll_force_algo(const perf_t *p)
 {
     if (!p->algo) return;
-    if (!p->mode->coll && p->device && strcmp(p->mode->name, "allreduce") == 0 && !strchr(p->algo, ',') &&
+    if (!p->mode->coll && p->device && find_coll_mode(p->mode->name) && !strchr(p->algo, ',') &&
         strcmp(p->algo, "all") != 0) {
-        /* allreduce on GPU buffers: the GPU has its own algorithms (oneshot, twoshot); the
-         * library refuses any other name at the first call */
+        /* a collective on GPU buffers (--device allreduce, broadcast, ...): the GPU has its own
+         * set of algorithms (allreduce: oneshot, twoshot too); the library refuses a name it
+         * cannot run at the first call */
         char spec[256];
-        snprintf(spec, sizeof spec, "allreduce:%s", p->algo);
+        snprintf(spec, sizeof spec, "%s:%s", p->mode->name, p->algo);
         if (setenv("DUET_ALGO", spec, 1) != 0) perf_die("setenv(DUET_ALGO) failed");
         return;
     }

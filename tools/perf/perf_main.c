@@ -113,6 +113,7 @@ static void usage(FILE *f)
             "      --list-algos C   the algorithms of collective C, one per line\n"
             "      --calibrate      measure the tuner's alpha and beta anew (collective)\n"
             "      --device         run the device mode MODE (from inside a kernel; CUDA builds)\n"
+            "      --floor          with --device allreduce: print each row's memory-traffic floor\n"
             "  -h, --help\n"
             "sizes (as nccl-tests): a size S is the bytes of the largest buffer of a rank:\n"
             "  allreduce, broadcast, reduce, sendrecv: S per rank; allgather: S received\n"
@@ -148,7 +149,7 @@ typedef struct {
 static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS,
-           OPT_DEVICE };
+           OPT_DEVICE, OPT_FLOOR };
     static const struct option longopts[] = {
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
@@ -160,6 +161,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"fit", no_argument, NULL, OPT_FIT},         {"plot", required_argument, NULL, OPT_PLOT},
         {"list-algos", no_argument, NULL, OPT_LIST}, {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"buffers", required_argument, NULL, OPT_BUFFERS}, {"device", no_argument, NULL, OPT_DEVICE},
+        {"floor", no_argument, NULL, OPT_FLOOR},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
@@ -187,6 +189,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case OPT_LIST: cli->list_algos = 1; break;
         case OPT_CALIBRATE: cli->calibrate = 1; break;
         case OPT_DEVICE: p->device = 1; break;
+        case OPT_FLOOR: p->floor = 1; break;
         case OPT_BUFFERS:
             if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "host") != 0) {
                 fprintf(stderr, "duet-perf: --buffers takes heap or host, not \"%s\"\n", optarg);
@@ -401,6 +404,9 @@ static int run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
     double us = (double)(t1 - t0) / 1e3 / ops, time_us = us;
     uint64_t total_wrong = 0;
     gather_report(p, us, wrong, &time_us, &total_wrong);
+#ifdef DUET_HAVE_CUDA
+    if (p->floor && p->device) perf_floor_print(p, bytes, time_us);
+#endif
     if (p->me != 0) return 0;
 
     memset(row, 0, sizeof *row);
