@@ -225,6 +225,7 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
     uint64_t start = 0;
     for (int it = 0, rot = 0;; it++) {
         if (tid < 32) { /* warp 0 decides: one lane per queue head, then per pending local step */
+            __syncwarp(); /* thread 0's bookkeeping of the last step is visible to the other lanes */
             int p = remaining == 0 ? -2 : -1;
             for (int base = 0; p == -1 && base < 2 * n; base += 32) {
                 int k = base + tid, i = -1;
