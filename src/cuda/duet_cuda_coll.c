@@ -35,13 +35,16 @@
 #include <cuda_runtime_api.h>
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_dtype.h"
+#include "coll/duet_coll_sim.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_coll_state.h"
 #include "cuda/duet_cuda_driver.h"
+#include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_state.h"
 
+#define DIRECT_BLOCK_BYTES ((size_t)512 << 10) /* direct allreduce: bytes per block before another */
 
 typedef duet_cuda_coll_state_t coll_state_t;
 
@@ -168,6 +171,54 @@ static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda
     return DUET_OK;
 }
 
+/* The direct allreduce kernel (duet_cuda_direct.cu) on `nblocks` blocks, as agreed. */
+static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t *k, int nblocks, cudaStream_t cs)
+{
+    double tmo = duet_cfg()->wait_timeout;
+    duet_cuda_coll_args_t a = {
+        .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
+        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = 1,
+        .nblocks = nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+    cudaError_t err = (cudaError_t)duet_cuda_direct_launch(&a, cs);
+    if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: launching the direct allreduce kernel", k->fn);
+    s->epoch++;
+    s->counter += (uint64_t)nblocks;
+    return DUET_OK;
+}
+
+/* Whether an allreduce larger than the shot kernels' limit runs the direct kernel (0: no,
+ * else its block count). Collective: every rank says whether both its buffers lie in the GPU
+ * heap, at which offsets, and how many blocks it could run (the device's resident blocks
+ * shared by all n ranks, which may be on this one GPU); one host allreduce (MIN) then
+ * decides for all alike: direct only when every rank can and the offsets are the same
+ * everywhere (the kernel reads a peer's buffers at my offsets). DUET_ALGO forcing another
+ * algorithm than twoshot keeps the executor. */
+static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k, int *nblocks)
+{
+    *nblocks = 0;
+    size_t bytes = k->count * duet_datatype_size(k->dt);
+    if (k->kind != DUET_COLL_ALLREDUCE || bytes <= DUET_CUDA_COLL_MAX_BYTES) return DUET_OK;
+    char forced[64];
+    duet_coll_forced_algo(k->kind, forced, sizeof forced);
+    if (forced[0] && strcmp(forced, "twoshot") != 0) return DUET_OK;
+    const duet_cuda_heap_t *g = c->heap->gpu;
+    int ok = duet_cuda_rma_owns(g, k->send, bytes) && duet_cuda_rma_owns(g, k->recv, bytes), most = 0;
+    if (ok && duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
+        (void)cudaGetLastError();
+        ok = 0;
+    }
+    size_t want = (bytes + DIRECT_BLOCK_BYTES - 1) / DIRECT_BLOCK_BYTES;
+    long nb = (long)(want < DUET_CUDA_COLL_MAX_BLOCKS ? want : DUET_CUDA_COLL_MAX_BLOCKS);
+    if (nb > most / c->size) nb = most / c->size;
+    int64_t soff = ok ? (const char *)k->send - g->peer[g->my_pe] : 0;
+    int64_t roff = ok ? (const char *)k->recv - g->peer[g->my_pe] : 0;
+    int64_t v[6] = {ok && nb >= 1, soff, roff, -soff, -roff, nb};
+    duet_status_t st = duet_allreduce(v, v, 6, DUET_INT64, DUET_MIN, c, NULL);
+    if (st) return duet_error_wrap(st, "agreeing on the direct allreduce");
+    if (v[0] == 1 && v[1] == -v[3] && v[2] == -v[4] && v[5] >= 1) *nblocks = (int)v[5];
+    return DUET_OK;
+}
+
 static int reduces(duet_coll_kind_t kind)
 {
     return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
@@ -181,10 +232,13 @@ typedef struct {
     duet_coll_args_t a;
     const duet_coll_algo_t *algo;
     const duet_sched_t *plan;
-    int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor */
+    int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor, 3: direct kernel */
+    int direct_blocks;
 } gpu_plan_t;
 
-static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, duet_sched_t *sched, gpu_plan_t *g)
+/* direct_blocks: from direct_agree (0: the direct kernel is out). */
+static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, int direct_blocks, duet_sched_t *sched,
+                               gpu_plan_t *g)
 {
     /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
     g->wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
@@ -197,6 +251,14 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, du
     g->plan = sched;
     g->algo = NULL;
     g->shot = 0;
+    g->direct_blocks = direct_blocks;
+    if (direct_blocks > 0) {
+        g->shot = 3;
+        g->algo = duet_sim_find_algo(k->kind, "twoshot");
+        DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, symmetric buffers: twoshot (direct kernel, "
+                 "%d blocks)", k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size, direct_blocks);
+        return g->algo ? DUET_OK : DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: no twoshot allreduce", k->fn);
+    }
     duet_status_t st;
     if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&g->a, sched);
     else st = duet_coll_tune_pick(c, &g->a, k->dt, &g->algo, sched, &g->plan);
@@ -222,13 +284,18 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
     if (k->count == 0) return DUET_OK;
     duet_sched_t sched;
     gpu_plan_t g;
-    duet_status_t st = plan_call(c, k, &sched, &g);
+    int direct_blocks = 0;
+    duet_status_t st = direct_agree(c, k, &direct_blocks);
+    if (st == DUET_OK) st = plan_call(c, k, direct_blocks, &sched, &g);
+    else duet_sched_init(&sched, c->rank, c->size, 1);
     coll_state_t *s = NULL;
     cudaStream_t cs = (cudaStream_t)k->stream;
     if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
     if (st == DUET_OK) {
-        if (g.shot) {
+        if (g.shot == 3) {
+            st = launch_direct(s, k, g.direct_blocks, cs);
+        } else if (g.shot) {
             st = launch_shot(c, s, k, g.shot == 2, cs);
         } else {
             long ai = g.algo ? (long)(g.algo - duet_coll_algos) : -1;
@@ -253,12 +320,18 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
     duet_sched_t sched;
     gpu_plan_t g;
     *staged = *direct = 0;
-    duet_status_t st = plan_call(c, k, &sched, &g);
+    int direct_blocks = 0;
+    duet_status_t st = direct_agree(c, k, &direct_blocks);
+    if (st) return st;
+    st = plan_call(c, k, direct_blocks, &sched, &g);
     if (st == DUET_OK) {
-        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : "p2p", g.shot ? " (kernel)" : "");
+        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : "p2p",
+                 g.shot == 3 ? " (direct kernel)" : g.shot ? " (kernel)" : "");
         double S = (double)(k->count * duet_datatype_size(k->dt)), n = c->size;
         if (g.shot == 1) { /* copy in; read every pe's copy, write the result */
             *staged = *direct = 2 * S + n * S + S;
+        } else if (g.shot == 3) { /* my part: read n parts, write it; read the other parts, write them */
+            *staged = *direct = S + S / n + 2 * S * (n - 1) / n;
         } else if (g.shot == 2) { /* copy in; my part: read n parts, write it twice; gather the rest */
             *staged = *direct = 2 * S + S + 2 * S / n + 2 * S * (n - 1) / n;
         } else {

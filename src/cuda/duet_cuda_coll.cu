@@ -46,49 +46,14 @@
 #include "duet/duet_device.cuh"
 #include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_reduce.cuh"
+#include "cuda/duet_cuda_coll_sync.cuh"
 
 namespace {
 
 using namespace duet_dev_detail;
 using namespace duet_cuda_reduce;
+using namespace duet_cuda_sync;
 constexpr int MB = DUET_CUDA_COLL_MAX_BLOCKS;
-
-/* Threads t < n, t != me, wait until flags[t * stride] >= target; the block learns the
- * outcome (0, or the status that stopped it). Contains __syncthreads. */
-__device__ int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t *flags, int stride, uint64_t target,
-                          int *shared_st)
-{
-    const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
-    if (t < n && t != me) {
-        const uint64_t *f = flags + (size_t)t * (size_t)stride;
-        uint64_t start = 0;
-        for (unsigned polls = 0; ld_acquire_u64(f) < target; polls++) {
-            if ((polls & (ABORT_EVERY - 1)) != ABORT_EVERY - 1) continue;
-            int st = abort_status(a.h);
-            if (!st && a.timeout_ns > 0) {
-                uint64_t tn = now_ns();
-                if (!start) start = tn;
-                else if (tn - start > (uint64_t)a.timeout_ns) st = DUET_ERR_TIMEOUT;
-            }
-            if (st) {
-                atomicCAS(shared_st, 0, st);
-                break;
-            }
-            if (*(volatile int *)shared_st) break;
-        }
-    }
-    __syncthreads();
-    int st = *(volatile int *)shared_st;
-    if (st && threadIdx.x == 0) atomicCAS(a.status, 0, st);
-    return st;
-}
-
-/* Threads t < n, t != me, release value into `flag` (an address in my scratch) on pe t. */
-__device__ __forceinline__ void signal_peers(const duet_cuda_coll_args_t &a, uint64_t *flag, uint64_t value)
-{
-    const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
-    if (t < n && t != me) st_release_u64(duet_dev_ptr(a.h, flag, t), value);
-}
 
 template <typename T> __device__ __forceinline__ void copy_range(T *dst, const T *src, size_t lo, size_t hi)
 {
@@ -101,7 +66,6 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     using A = typename acc_<T>::A;
     __shared__ int st;
     __shared__ const T *peer[128];
-    __shared__ int last;
     const int n = a.h.n_pes, me = a.h.my_pe, b = (int)blockIdx.x, nb = a.nblocks;
     const uint64_t e = a.epoch;
     uint64_t *ready1 = (uint64_t *)(void *)a.scratch, *ready2 = ready1 + (size_t)n * MB;
@@ -163,53 +127,19 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
         }
     }
     /* 5. the last of my blocks tells every peer that I no longer read its scratch of call e */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence_system();
-        unsigned long long old = atomicAdd((unsigned long long *)counter, 1ull);
-        __threadfence_system();
-        last = old == a.count_base + (uint64_t)nb - 1;
-    }
-    __syncthreads();
-    if (last) signal_peers(a, &done[me], e);
+    __shared__ int last;
+    if (last_block(a, counter, &last)) signal_peers(a, &done[me], e);
 }
 
-typedef void (*kernel_fn)(duet_cuda_coll_args_t);
-
-template <typename T> kernel_fn pick_op(int op)
-{
-    switch (op) {
-    case DUET_SUM: return allreduce_kernel<T, DUET_SUM>;
-    case DUET_PROD: return allreduce_kernel<T, DUET_PROD>;
-    case DUET_MIN: return allreduce_kernel<T, DUET_MIN>;
-    case DUET_MAX: return allreduce_kernel<T, DUET_MAX>;
-    case DUET_AVG: return allreduce_kernel<T, DUET_AVG>;
-    default: return nullptr;
-    }
-}
-
-kernel_fn pick(int dt, int op)
-{
-    switch (dt) {
-    case DUET_INT8: return pick_op<int8_t>(op);
-    case DUET_UINT8: return pick_op<uint8_t>(op);
-    case DUET_INT32: return pick_op<int32_t>(op);
-    case DUET_UINT32: return pick_op<uint32_t>(op);
-    case DUET_INT64: return pick_op<int64_t>(op);
-    case DUET_UINT64: return pick_op<uint64_t>(op);
-    case DUET_FLOAT16: return pick_op<__half>(op);
-    case DUET_BFLOAT16: return pick_op<__nv_bfloat16>(op);
-    case DUET_FLOAT32: return pick_op<float>(op);
-    case DUET_FLOAT64: return pick_op<double>(op);
-    default: return nullptr;
-    }
-}
+template <typename T, int OP> struct shot_kernel {
+    static kernel_fn get() { return allreduce_kernel<T, OP>; }
+};
 
 } // namespace
 
 extern "C" int duet_cuda_coll_launch(const duet_cuda_coll_args_t *a, void *stream)
 {
-    kernel_fn k = pick(a->dt, a->op);
+    kernel_fn k = pick_kernel<shot_kernel>(a->dt, a->op);
     if (!k || a->h.n_pes > 128 || a->nblocks < 1 || a->nblocks > MB) return (int)cudaErrorInvalidValue;
     k<<<a->nblocks, DUET_CUDA_COLL_THREADS, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();

@@ -1,6 +1,6 @@
 /*
  * duet_cuda_coll_kern.h — what the host side of the GPU collectives (duet_cuda_coll.c, C)
- * and their kernels (duet_cuda_coll.cu, CUDA C++) share: plain data only, no internal C
+ * and their kernels (duet_cuda_coll.cu and duet_cuda_direct.cu, CUDA C++) share: plain data only, no internal C
  * headers (they are not C++).
  *
  * My scratch, at the same offset in every rank's part of the GPU heap (uint64 flag words,
@@ -19,7 +19,7 @@
 #include "duet/duet_cuda.h"
 
 #define DUET_CUDA_COLL_MAX_BYTES ((size_t)1 << 20) /* largest message: one scratch buffer */
-#define DUET_CUDA_COLL_MAX_BLOCKS 32
+#define DUET_CUDA_COLL_MAX_BLOCKS 64 /* blocks of one call (shot kernels use at most 32) */
 #define DUET_CUDA_COLL_THREADS 512
 #define DUET_CUDA_COLL_BLOCK_BYTES ((size_t)32 << 10) /* bytes per block before another is added */
 
@@ -59,6 +59,10 @@ extern "C" {
 #endif
 /* Launches the allreduce kernel on `stream` (a cudaStream_t). Returns a cudaError_t. */
 int duet_cuda_coll_launch(const duet_cuda_coll_args_t *a, void *stream);
+/* The direct allreduce (symmetric buffers, read where they lie: duet_cuda_direct.cu): its
+ * launch, and the blocks of it the current device can hold at once (all SMs). */
+int duet_cuda_direct_launch(const duet_cuda_coll_args_t *a, void *stream);
+int duet_cuda_direct_max_blocks(int dt, int op, int *blocks);
 #ifdef __cplusplus
 }
 #endif

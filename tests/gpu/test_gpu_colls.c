@@ -37,6 +37,11 @@
  *   - 200 back-to-back calls of mixed collectives (all selected ones, mixed datatypes, ops,
  *     roots and counts) on one stream without a host sync between, each from its own input
  *     region into its own output region, checked after one sync;
+ *   - the direct allreduce (symmetric buffers beyond 1 MiB, read where they lie): seven
+ *     datatype x op pairs in and out of place, symmetric but unaligned buffers; and calls that
+ *     must not take it (offsets that differ between ranks, one rank's buffer from cudaMalloc,
+ *     DUET_ALGO forcing another algorithm), each checked for the path it took
+ *     (duet_cuda_coll_traffic) and its result; 8 in-place sums back to back without a sync;
  *   - errors: one buffer on the host and the other on the GPU, for the collectives that use
  *     both buffers on every rank -> DUET_ERR_INVALID_ARG and a duet_last_error() message.
  * A failure names the collective, datatype, op, count, placement, root, the buffer and index,
@@ -52,6 +57,8 @@
 
 #include <cuda_runtime_api.h>
 #include <duet/duet_cuda.h>
+#include "coll/duet_coll.h"
+#include "cuda/duet_cuda_coll.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +601,97 @@ static void run_back_to_back(const int *colls, int ncolls)
 }
 
 /* ------------------------------------------------------------------------------------
+ * The direct allreduce: symmetric buffers (GPU heap, same offsets on every rank) beyond the
+ * shot kernels' size read the peers' buffers where they lie; anything else keeps the executor
+ * ------------------------------------------------------------------------------------ */
+/* The algorithm the library runs for this allreduce (collective), and whether that is the
+ * direct kernel. */
+static int runs_direct(const void *send, void *recv, size_t count, int dt, int op, char *algo, size_t len)
+{
+    duet_cuda_coll_call_t k = {DUET_COLL_ALLREDUCE, send, recv, count, count, count, (duet_datatype_t)dt,
+                               (duet_op_t)op, 0, send == recv,
+                               DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, s1, "test"};
+    double staged, direct;
+    CHECK_OK(duet_cuda_coll_traffic(W, &k, algo, len, &staged, &direct));
+    return strstr(algo, "direct") != NULL;
+}
+
+/* One allreduce case at buffers a (send, or the in-place one) and b, checked as in the
+ * matrix, and the path it took against `want_direct`. */
+static void direct_case(int dt, int op, size_t count, int inplace, char *a, char *b, int want_direct,
+                        const char *placement, long *cases, long *passed, uint64_t *salt)
+{
+    case_t c = {AR, dt, op, 0, inplace, count, (*salt)++, ""};
+    case_name(&c, "direct: ", placement);
+    char algo[64];
+    int direct = runs_direct(a, inplace ? a : b, count, dt, op, algo, sizeof algo);
+    (*cases)++;
+    if (direct != want_direct) {
+        FAIL("%s: runs %s, expected %s", c.what, algo, want_direct ? "the direct kernel" : "another path");
+        return;
+    }
+    *passed += run_case(&c, a, b);
+}
+
+/* in-place sums back to back without a host sync: after k calls every element is
+ * n^(k-1) x (the sum of the inputs), exact in float32 for these small integers */
+static void direct_back_to_back(size_t count, long *cases, long *passed)
+{
+    enum { K = 8 };
+    float *h = (float *)(void *)h_img[0];
+    for (size_t j = 0; j < count; j++) h[j] = (float)(me + 1 + (int)(j % 3));
+    CUDA_OK(cudaMemcpyAsync(heap_buf[0], h, count * 4, cudaMemcpyHostToDevice, s1));
+    for (int k = 0; k < K; k++) CHECK_OK(duet_allreduce(heap_buf[0], heap_buf[0], count, DUET_FLOAT32, DUET_SUM, W, s1));
+    float *out = (float *)(void *)h_out[0];
+    CUDA_OK(cudaMemcpyAsync(out, heap_buf[0], count * 4, cudaMemcpyDeviceToHost, s1));
+    CUDA_OK(cudaStreamSynchronize(s1));
+    double scale = pow((double)npes, K - 1);
+    size_t bad = 0, first = 0;
+    for (size_t j = 0; j < count; j++) {
+        double want = scale * ((double)npes * (npes + 1) / 2 + (double)npes * (double)(j % 3));
+        if ((double)out[j] != want && bad++ == 0) first = j;
+    }
+    (*cases)++;
+    if (bad) FAIL("direct: %d in-place float32 sums of count %zu back to back: %zu wrong, first at %zu: got %g, "
+                  "expected %g", K, count, bad, first, (double)out[first],
+                  scale * ((double)npes * (npes + 1) / 2 + (double)npes * (double)(first % 3)));
+    else (*passed)++;
+}
+
+static void test_direct(void)
+{
+    int allowed = forced[AR][0] == '\0' || strcmp(forced[AR], "twoshot") == 0;
+    long cases = 0, passed = 0;
+    uint64_t salt = 1u << 20;
+    static const struct { int dt, op; } pairs[] = {
+        {DUET_FLOAT32, DUET_SUM}, {DUET_FLOAT16, DUET_SUM}, {DUET_BFLOAT16, DUET_AVG}, {DUET_INT8, DUET_PROD},
+        {DUET_INT64, DUET_MIN},   {DUET_FLOAT64, DUET_MAX}, {DUET_UINT32, DUET_SUM},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        size_t es = duet_datatype_size(pairs[i].dt);
+        size_t count = (size_t)(((1 << 20) + (int)i * 333331) / (int)es) | 1; /* > 1 MiB, odd, not whole packs */
+        if (count * es <= (1 << 20)) count += (1 << 20) / es;
+        direct_case(pairs[i].dt, pairs[i].op, count, 0, heap_buf[0], heap_buf[1], allowed, "heap -> heap", &cases,
+                    &passed, &salt);
+        direct_case(pairs[i].dt, pairs[i].op, count, 1, heap_buf[0], NULL, allowed, "heap", &cases, &passed, &salt);
+    }
+    /* symmetric but not 16-byte aligned: the kernel's element-wise path */
+    size_t count = (3u << 19) + 5;
+    direct_case(DUET_FLOAT16, DUET_SUM, count, 0, heap_buf[0] + 2, heap_buf[1] + 6, allowed, "heap+2 -> heap+6",
+                &cases, &passed, &salt);
+    /* not symmetric: the offsets differ between ranks, or some rank's buffers are not in the heap */
+    count = (1u << 20) / 4 + 4097;
+    direct_case(DUET_FLOAT32, DUET_SUM, count, 0, heap_buf[0] + 256 * (size_t)me, heap_buf[1], 0,
+                "heap+256*rank -> heap", &cases, &passed, &salt);
+    direct_case(DUET_FLOAT32, DUET_MAX, count, 0, me == npes - 1 ? cu_buf[0] : heap_buf[0], heap_buf[1], 0,
+                "last rank cudaMalloc -> heap", &cases, &passed, &salt);
+    direct_case(DUET_INT32, DUET_SUM, count, 1, me == 0 ? cu_buf[0] : heap_buf[0], NULL, 0, "rank 0 cudaMalloc",
+                &cases, &passed, &salt);
+    direct_back_to_back((3u << 20) / 4 + 11, &cases, &passed);
+    if (me == 0) printf("test_gpu_colls: direct allreduce: %ld of %ld cases passed\n", passed, cases);
+}
+
+/* ------------------------------------------------------------------------------------
  * Errors: one buffer on the host, the other on the GPU
  * ------------------------------------------------------------------------------------ */
 static void test_mixed_buffers(void)
@@ -687,6 +785,8 @@ int main(int argc, char **argv)
         if (me == 0) printf("test_gpu_colls: %s: %ld of %ld cases passed\n", coll_names[colls[i]], passed, cases);
     }
     if (ncolls) run_back_to_back(colls, ncolls);
+    for (int i = 0; i < ncolls; i++)
+        if (colls[i] == AR) test_direct();
     test_mixed_buffers();
     teardown();
     CHECK_OK(duet_free(W, slot));

@@ -48,6 +48,8 @@ typedef struct perf_mode {
     /* After the timed loop, before verify (may be NULL): e.g. names the row's algorithm. */
     void (*after)(perf_t *, size_t bytes);
     int redop_from_flags; /* a reduction: -o applies, the redop column shows it        */
+    int gpu_coll;         /* a collective on GPU buffers: -V caps it, --average combines
+                           * its ranks' times, as for coll                             */
 } perf_mode_t;
 
 /* One result row, as written to CSV and read back by --fit / --plot. */
@@ -91,6 +93,10 @@ struct perf {
     size_t count, send_bytes, recv_bytes, row_bytes; /* count: the call's count argument */
     double busbw_factor;
     char row_algo[48]; /* the algo column of the current row */
+    /* device collectives (perf_device_coll.c): their GPU buffers, and the host's time to
+     * queue one call (the last row's -n calls, before waiting for the stream) */
+    void *dev_send, *dev_recv;
+    double enqueue_us;
 };
 
 /* perf_main.c */

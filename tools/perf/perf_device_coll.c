@@ -136,6 +136,8 @@ static void gc_alloc(perf_t *p)
     gc.send = duet_malloc_device(p->comm, n);
     gc.recv = duet_malloc_device(p->comm, n);
     if (!gc.send || !gc.recv) perf_die("%s up to -e %zu: duet_malloc_device: %s", p->mode->name, n, duet_last_error());
+    p->dev_send = gc.send;
+    p->dev_recv = gc.recv;
     PERF_CUDA(cudaStreamCreateWithFlags(&gc.stream, cudaStreamNonBlocking));
     float *host = malloc(n);
     if (!host) perf_die("out of memory");
@@ -167,7 +169,9 @@ static int gc_setup(perf_t *p, size_t bytes, const char **why)
 static void gc_body(perf_t *p, size_t bytes, long n)
 {
     void (*call)(perf_t *) = info_of(p->mode)->call;
+    uint64_t t0 = duet_time_ns();
     for (long i = 0; i < n; i++) call(p);
+    if (n > 0) p->enqueue_us = (double)(duet_time_ns() - t0) / 1e3 / (double)n;
     PERF_CUDA(cudaStreamSynchronize(gc.stream));
 }
 
@@ -189,7 +193,7 @@ static uint64_t gc_verify(perf_t *p, size_t bytes)
 const perf_mode_t perf_device_coll_modes[] = {
 #define GC_MODE(mode, op, text)                                                                \
     {.name = mode, .dtype = "float32", .redop = op, .algo = "gpu", .elem_size = 4, .sized = 1, \
-     .default_iters = 1000, .setup = gc_setup, .body = gc_body, .verify = gc_verify, .help = text}
+     .default_iters = 1000, .gpu_coll = 1, .setup = gc_setup, .body = gc_body, .verify = gc_verify, .help = text}
     GC_MODE("allreduce", "sum", "duet_allreduce on GPU buffers, -n calls back to back on one stream (float32 sum)"),
     GC_MODE("broadcast", "none", "duet_broadcast from -r ROOT on GPU buffers (float32)"),
     GC_MODE("reduce", "sum", "duet_reduce to -r ROOT on GPU buffers (float32 sum)"),

@@ -69,19 +69,20 @@ void perf_floor_print(perf_t *p, size_t bytes, double measured_us)
     if (strcmp(p->mode->name, "allreduce") != 0 || bytes < 4) return;
     double rate = copy_rate(p);
     size_t count = bytes / 4;
-    static char a, b; /* the traffic does not depend on where the buffers are, only on in place or not */
-    duet_cuda_coll_call_t k = {DUET_COLL_ALLREDUCE, &a, &b, count, count, count, DUET_FLOAT32, DUET_SUM, 0, 0,
+    /* the row's own buffers: whether they are symmetric decides the direct kernel */
+    duet_cuda_coll_call_t k = {DUET_COLL_ALLREDUCE, p->dev_send, p->dev_recv, count, count, count, DUET_FLOAT32, DUET_SUM, 0, 0,
                                DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, NULL,
                                "duet-perf --floor"};
     char algo[64];
-    double t[2];
+    double t[3];
     PERF_CHECK(duet_cuda_coll_traffic(p->comm, &k, algo, sizeof algo, &t[0], &t[1]));
-    PERF_CHECK(duet_allreduce(t, t, 2, DUET_FLOAT64, DUET_SUM, p->comm, NULL));
+    t[2] = p->enqueue_us;
+    PERF_CHECK(duet_allreduce(t, t, 3, DUET_FLOAT64, DUET_SUM, p->comm, NULL));
     if (p->me != 0) return;
     double staged = t[0] / rate, direct = t[1] / rate;
     printf("# floor allreduce %zu B, %s: %.3f GB staged / %.3f GB direct over %d ranks at %.2f TB/s device copy "
-           "traffic -> floor %.1f / %.1f us; measured %.1f us = %.2fx / %.2fx\n",
+           "traffic -> floor %.1f / %.1f us; measured %.1f us = %.2fx / %.2fx; host queues a call in %.1f us\n",
            bytes, algo, t[0] / 1e9, t[1] / 1e9, p->nranks, rate / 1e6, staged, direct, measured_us,
-           measured_us / staged, measured_us / direct);
+           measured_us / staged, measured_us / direct, t[2] / p->nranks);
     fflush(stdout);
 }

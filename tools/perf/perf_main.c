@@ -78,7 +78,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < perf_coll_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_coll_modes[i].name, perf_coll_modes[i].help);
 #ifdef DUET_HAVE_CUDA
-    fprintf(f, "device modes (--device MODE; rank 0's time, one kernel launch per row):\n");
+    fprintf(f, "device modes (--device MODE; one-sided: rank 0's time, one kernel launch per row;\n"
+               "              collectives: timed and capped as the collective modes):\n");
     for (size_t i = 0; i < perf_device_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_device_modes[i].name, perf_device_modes[i].help);
     for (size_t i = 0; i < perf_device_coll_nmodes; i++)
@@ -316,7 +317,7 @@ static void print_header(const perf_t *p)
     const perf_mode_t *m = p->mode;
     printf("# duet-perf %s: %d ranks, iters %ld, warmup %ld", m->name, p->nranks, p->iters, p->warmup);
     if (m->windowed) printf(", window %ld", p->window);
-    if (m->windowed || m->coll) printf(", max volume %zu", p->max_volume);
+    if (m->windowed || m->coll || m->gpu_coll) printf(", max volume %zu", p->max_volume);
     if (m->coll) {
         static const char *avg[] = {"rank 0", "mean over ranks", "min over ranks", "max over ranks"};
         printf(", algo %s, check %d, time: %s", p->algo ? p->algo : "auto (tuner)", p->check, avg[p->average]);
@@ -369,7 +370,7 @@ static void gather_report(perf_t *p, double us, uint64_t wrong, double *time_us,
         sum += x, lo = x < lo ? x : lo, hi = x > hi ? x : hi;
         *total_wrong += w;
     }
-    if (!p->mode->coll || p->average == PERF_TIME_RANK0) *time_us = us;
+    if (!(p->mode->coll || p->mode->gpu_coll) || p->average == PERF_TIME_RANK0) *time_us = us;
     else *time_us = p->average == PERF_TIME_MEAN ? sum / p->nranks : p->average == PERF_TIME_MIN ? lo : hi;
 }
 
@@ -380,7 +381,7 @@ static int run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
     const perf_mode_t *m = p->mode;
     long iters = p->iters, warmup = p->warmup;
     double per_iter = (double)bytes * (double)(m->windowed ? p->window : 1);
-    if ((m->windowed || m->coll) && p->max_volume && bytes && per_iter * (double)iters > (double)p->max_volume) {
+    if ((m->windowed || m->coll || m->gpu_coll) && p->max_volume && bytes && per_iter * (double)iters > (double)p->max_volume) {
         /* the same on every rank: it depends only on the arguments */
         iters = (long)((double)p->max_volume / per_iter);
         if (iters < 1) iters = 1;
