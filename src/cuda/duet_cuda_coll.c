@@ -44,7 +44,14 @@
 #include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_state.h"
 
-#define DIRECT_BLOCK_BYTES ((size_t)512 << 10) /* direct allreduce: bytes per block before another */
+#define DIRECT_MIN_BYTES ((size_t)64 << 10)   /* direct kernels: from this size of the largest buffer */
+#define DIRECT_BLOCK_BYTES ((size_t)64 << 10) /* direct kernels: bytes per block before another */
+
+_Static_assert(DUET_CUDA_DIRECT_ALLREDUCE == (int)DUET_COLL_ALLREDUCE && DUET_CUDA_DIRECT_BROADCAST ==
+                   (int)DUET_COLL_BROADCAST && DUET_CUDA_DIRECT_REDUCE == (int)DUET_COLL_REDUCE &&
+                   DUET_CUDA_DIRECT_ALLGATHER == (int)DUET_COLL_ALLGATHER && DUET_CUDA_DIRECT_REDUCE_SCATTER ==
+                   (int)DUET_COLL_REDUCE_SCATTER && DUET_CUDA_DIRECT_ALLTOALL == (int)DUET_COLL_ALLTOALL,
+               "the direct kernels' collective numbers are duet_coll_kind_t's");
 
 typedef duet_cuda_coll_state_t coll_state_t;
 
@@ -171,51 +178,77 @@ static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda
     return DUET_OK;
 }
 
-/* The direct allreduce kernel (duet_cuda_direct.cu) on `nblocks` blocks, as agreed. */
-static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t *k, int nblocks, cudaStream_t cs)
+/* What the ranks agreed for a direct kernel (duet_cuda_direct.cu): blocks (0: none), and the
+ * send buffer it reads (broadcast: the root's, at this rank's address of its offset; an
+ * in-place allgather: the receive buffer). */
+typedef struct {
+    int nblocks;
+    const void *send;
+} direct_t;
+
+static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t *k, const direct_t *d,
+                                   cudaStream_t cs)
 {
     double tmo = duet_cfg()->wait_timeout;
     duet_cuda_coll_args_t a = {
-        .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
+        .h = s->h, .send = d->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
         .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = 1,
-        .nblocks = nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+        .nblocks = d->nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev,
+        .kind = k->kind, .root = k->root, .in_place = k->in_place};
     cudaError_t err = (cudaError_t)duet_cuda_direct_launch(&a, cs);
-    if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: launching the direct allreduce kernel", k->fn);
+    if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: launching the direct kernel", k->fn);
     s->epoch++;
-    s->counter += (uint64_t)nblocks;
+    s->counter += (uint64_t)d->nblocks;
     return DUET_OK;
 }
 
-/* Whether an allreduce larger than the shot kernels' limit runs the direct kernel (0: no,
- * else its block count). Collective: every rank says whether both its buffers lie in the GPU
- * heap, at which offsets, and how many blocks it could run (the device's resident blocks
- * shared by all n ranks, which may be on this one GPU); one host allreduce (MIN) then
- * decides for all alike: direct only when every rank can and the offsets are the same
- * everywhere (the kernel reads a peer's buffers at my offsets). DUET_ALGO forcing another
- * algorithm than twoshot keeps the executor. */
-static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k, int *nblocks)
+/* Whether a call runs the direct kernel (d->nblocks > 0). Collective: every rank says whether
+ * what the kernel reads of its buffers lies in the GPU heap (allreduce: both buffers;
+ * broadcast: the root's send; an in-place allgather: the receive buffer; the others: every
+ * send), at which offsets, and how many blocks
+ * it could run (the device's resident blocks shared by all n ranks, which may be on this one
+ * GPU); one host allreduce (MIN) then decides for all alike: direct only when every rank can
+ * and the offsets are the same everywhere (the kernel reads a peer's buffer at my offset).
+ * Only from DIRECT_MIN_BYTES; not when DUET_ALGO forces an algorithm (but twoshot for an
+ * allreduce, which this is), nor for an all-to-all in place (refused by every algorithm). */
+static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k, direct_t *d)
 {
-    *nblocks = 0;
-    size_t bytes = k->count * duet_datatype_size(k->dt);
-    if (k->kind != DUET_COLL_ALLREDUCE || bytes <= DUET_CUDA_COLL_MAX_BYTES) return DUET_OK;
+    d->nblocks = 0;
+    d->send = k->send;
+    size_t es = duet_datatype_size(k->dt), sbytes = k->send_count * es, rbytes = k->recv_count * es;
+    size_t larger = sbytes > rbytes ? sbytes : rbytes;
+    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV || larger < DIRECT_MIN_BYTES) return DUET_OK;
+    if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return DUET_OK;
     char forced[64];
     duet_coll_forced_algo(k->kind, forced, sizeof forced);
-    if (forced[0] && strcmp(forced, "twoshot") != 0) return DUET_OK;
+    if (forced[0] && !(k->kind == DUET_COLL_ALLREDUCE && strcmp(forced, "twoshot") == 0)) return DUET_OK;
     const duet_cuda_heap_t *g = c->heap->gpu;
-    int ok = duet_cuda_rma_owns(g, k->send, bytes) && duet_cuda_rma_owns(g, k->recv, bytes), most = 0;
-    if (ok && duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
+    const char *base = g->peer[g->my_pe];
+    int is_root = c->rank == k->root, bcast = k->kind == DUET_COLL_BROADCAST;
+    /* an in-place allgather's symmetric buffer is its receive buffer (its send is block rank) */
+    int ag_in_place = k->kind == DUET_COLL_ALLGATHER && k->in_place;
+    const void *sym = ag_in_place ? k->recv : k->send;
+    size_t sym_bytes = ag_in_place ? rbytes : sbytes;
+    int reads_send = !bcast || is_root, reads_recv = k->kind == DUET_COLL_ALLREDUCE;
+    int ok = (!reads_send || duet_cuda_rma_owns(g, sym, sym_bytes)) &&
+             (!reads_recv || duet_cuda_rma_owns(g, k->recv, rbytes)), most = 0;
+    if (duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
         (void)cudaGetLastError();
         ok = 0;
     }
-    size_t want = (bytes + DIRECT_BLOCK_BYTES - 1) / DIRECT_BLOCK_BYTES;
+    size_t want = (larger + DIRECT_BLOCK_BYTES - 1) / DIRECT_BLOCK_BYTES;
     long nb = (long)(want < DUET_CUDA_COLL_MAX_BLOCKS ? want : DUET_CUDA_COLL_MAX_BLOCKS);
     if (nb > most / c->size) nb = most / c->size;
-    int64_t soff = ok ? (const char *)k->send - g->peer[g->my_pe] : 0;
-    int64_t roff = ok ? (const char *)k->recv - g->peer[g->my_pe] : 0;
-    int64_t v[6] = {ok && nb >= 1, soff, roff, -soff, -roff, nb};
+    /* offsets: a rank that reads nothing of its own (a broadcast's non-root) says INT64_MAX */
+    int64_t soff = !ok ? 0 : reads_send ? (int64_t)((const char *)sym - base) : INT64_MAX;
+    int64_t roff = ok && reads_recv ? (int64_t)((const char *)k->recv - base) : 0;
+    int64_t v[6] = {ok && nb >= 1, soff, soff == INT64_MAX ? INT64_MAX : -soff, roff, -roff, nb};
     duet_status_t st = duet_allreduce(v, v, 6, DUET_INT64, DUET_MIN, c, NULL);
-    if (st) return duet_error_wrap(st, "agreeing on the direct allreduce");
-    if (v[0] == 1 && v[1] == -v[3] && v[2] == -v[4] && v[5] >= 1) *nblocks = (int)v[5];
+    if (st) return duet_error_wrap(st, "agreeing on the direct kernel");
+    if (v[0] == 1 && v[1] == -v[2] && v[3] == -v[4] && v[5] >= 1) {
+        d->nblocks = (int)v[5];
+        d->send = bcast ? base + v[1] : sym;
+    }
     return DUET_OK;
 }
 
@@ -233,11 +266,11 @@ typedef struct {
     const duet_coll_algo_t *algo;
     const duet_sched_t *plan;
     int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor, 3: direct kernel */
-    int direct_blocks;
+    direct_t direct;
 } gpu_plan_t;
 
-/* direct_blocks: from direct_agree (0: the direct kernel is out). */
-static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, int direct_blocks, duet_sched_t *sched,
+/* d: from direct_agree (d->nblocks 0: the direct kernel is out). */
+static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, const direct_t *d, duet_sched_t *sched,
                                gpu_plan_t *g)
 {
     /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
@@ -251,13 +284,14 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, in
     g->plan = sched;
     g->algo = NULL;
     g->shot = 0;
-    g->direct_blocks = direct_blocks;
-    if (direct_blocks > 0) {
+    g->direct = *d;
+    if (d->nblocks > 0) {
         g->shot = 3;
-        g->algo = duet_sim_find_algo(k->kind, "twoshot");
-        DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, symmetric buffers: twoshot (direct kernel, "
-                 "%d blocks)", k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size, direct_blocks);
-        return g->algo ? DUET_OK : DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: no twoshot allreduce", k->fn);
+        g->algo = k->kind == DUET_COLL_ALLREDUCE ? duet_sim_find_algo(k->kind, "twoshot") : NULL;
+        DUET_LOG(INFO, TUNE, "%s %zu bytes %s, %d ranks, gpu, symmetric buffers: %sdirect kernel (%d blocks)",
+                 duet_coll_kind_name(k->kind), k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
+                 g->algo ? "twoshot, " : "", d->nblocks);
+        return DUET_OK;
     }
     duet_status_t st;
     if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&g->a, sched);
@@ -284,9 +318,9 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
     if (k->count == 0) return DUET_OK;
     duet_sched_t sched;
     gpu_plan_t g;
-    int direct_blocks = 0;
-    duet_status_t st = direct_agree(c, k, &direct_blocks);
-    if (st == DUET_OK) st = plan_call(c, k, direct_blocks, &sched, &g);
+    direct_t d;
+    duet_status_t st = direct_agree(c, k, &d);
+    if (st == DUET_OK) st = plan_call(c, k, &d, &sched, &g);
     else duet_sched_init(&sched, c->rank, c->size, 1);
     coll_state_t *s = NULL;
     cudaStream_t cs = (cudaStream_t)k->stream;
@@ -294,7 +328,7 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
     if (st == DUET_OK) {
         if (g.shot == 3) {
-            st = launch_direct(s, k, g.direct_blocks, cs);
+            st = launch_direct(s, k, &g.direct, cs);
         } else if (g.shot) {
             st = launch_shot(c, s, k, g.shot == 2, cs);
         } else {
@@ -320,18 +354,27 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
     duet_sched_t sched;
     gpu_plan_t g;
     *staged = *direct = 0;
-    int direct_blocks = 0;
-    duet_status_t st = direct_agree(c, k, &direct_blocks);
+    direct_t d;
+    duet_status_t st = direct_agree(c, k, &d);
     if (st) return st;
-    st = plan_call(c, k, direct_blocks, &sched, &g);
+    st = plan_call(c, k, &d, &sched, &g);
     if (st == DUET_OK) {
-        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : "p2p",
-                 g.shot == 3 ? " (direct kernel)" : g.shot ? " (kernel)" : "");
+        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : g.shot == 3 ? "" : "p2p",
+                 g.shot == 3 ? (g.algo ? " (direct kernel)" : "direct kernel") : g.shot ? " (kernel)" : "");
         double S = (double)(k->count * duet_datatype_size(k->dt)), n = c->size;
         if (g.shot == 1) { /* copy in; read every pe's copy, write the result */
             *staged = *direct = 2 * S + n * S + S;
-        } else if (g.shot == 3) { /* my part: read n parts, write it; read the other parts, write them */
-            *staged = *direct = S + S / n + 2 * S * (n - 1) / n;
+        } else if (g.shot == 3) { /* read where it lies, written where it goes (S: count elements) */
+            int root = c->rank == k->root;
+            switch (k->kind) {
+            case DUET_COLL_ALLREDUCE: *direct = S + S / n + 2 * S * (n - 1) / n; break; /* my part; the others */
+            case DUET_COLL_REDUCE_SCATTER: *direct = n * S + S; break;
+            case DUET_COLL_REDUCE: *direct = root ? n * S + S : 0; break;
+            case DUET_COLL_ALLGATHER: *direct = 2 * S * (k->in_place ? n - 1 : n); break;
+            case DUET_COLL_ALLTOALL: *direct = 2 * S * n; break;
+            default: *direct = root && k->in_place ? 0 : 2 * S; break; /* broadcast */
+            }
+            *staged = *direct;
         } else if (g.shot == 2) { /* copy in; my part: read n parts, write it twice; gather the rest */
             *staged = *direct = 2 * S + S + 2 * S / n + 2 * S * (n - 1) / n;
         } else {

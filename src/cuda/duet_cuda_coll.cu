@@ -23,6 +23,9 @@
  *     in phase 1, element by element before writing it) and into recv, releases ready2, waits
  *     ready2[q][b] >= e and copies sub-range b of part q from pe q's buf[p] into recv; then (5).
  *
+ * Copies and reductions move 16-byte packs, several in flight per thread, when the caller's
+ * buffers are 16-byte aligned (duet_cuda_coll_sync.cuh); parts and sub-ranges start on packs.
+ *
  * Why reuse is safe (the scratch of call e is never overwritten while a peer still reads it):
  * a rank's calls run in order (one stream, or the host orders a change of stream behind the
  * last call with an event), so its flags only grow. Rank q reads my buf[p] only during its
@@ -55,15 +58,10 @@ using namespace duet_cuda_reduce;
 using namespace duet_cuda_sync;
 constexpr int MB = DUET_CUDA_COLL_MAX_BLOCKS;
 
-template <typename T> __device__ __forceinline__ void copy_range(T *dst, const T *src, size_t lo, size_t hi)
-{
-    for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) dst[i] = src[i];
-}
-
 template <typename T, int OP>
 __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_cuda_coll_args_t a)
 {
-    using A = typename acc_<T>::A;
+    constexpr size_t V = pack_<T>::V;
     __shared__ int st;
     __shared__ const T *peer[128];
     const int n = a.h.n_pes, me = a.h.my_pe, b = (int)blockIdx.x, nb = a.nblocks;
@@ -73,57 +71,44 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     T *buf = (T *)(void *)(a.scratch + duet_cuda_coll_flag_bytes(n) + (size_t)(e & 1) * DUET_CUDA_COLL_MAX_BYTES);
     const T *send = (const T *)a.send;
     T *recv = (T *)a.recv;
+    /* the scratch is aligned: 16-byte packs when the caller's buffers are too */
+    const bool vec = (uintptr_t)a.send % 16 == 0 && (uintptr_t)a.recv % 16 == 0;
     if (threadIdx.x == 0) st = 0;
     for (int q = (int)threadIdx.x; q < n; q += (int)blockDim.x) peer[q] = duet_dev_ptr(a.h, (const T *)buf, q);
     __syncthreads();
     /* 1. every peer has finished reading my buf of call e - 2 */
     if (e > 2 && wait_peers(a, done, 1, e - 2, &st)) return;
 
-    if (!a.twoshot) {
-        size_t per = (a.count + (size_t)nb - 1) / (size_t)nb, lo = per * (size_t)b;
-        size_t hi = lo + per < a.count ? lo + per : a.count;
-        if (lo > hi) lo = hi;
-        copy_range(buf, send, lo, hi);
+    size_t lo, hi;
+    if (!a.twoshot) { /* one part, nb sub-ranges */
+        size_t sub = part_elems(a.count, (size_t)nb, V);
+        sub_range(a.count, a.count, sub, 0, b, &lo, &hi);
+        copy_range(buf, send, lo, hi, vec);
         __syncthreads();
         signal_peers(a, &ready1[(size_t)me * MB + b], e);
         if (wait_peers(a, ready1 + b, MB, e, &st)) return;
-        for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            A acc = widen<T>(peer[0][i]);
-            for (int q = 1; q < n; q++) acc = combine<OP, A>(acc, widen<T>(peer[q][i]));
-            recv[i] = finish<T, OP, A>(acc, n);
-        }
+        reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
     } else {
-        size_t part = (a.count + (size_t)n - 1) / (size_t)n, sub = (part + (size_t)nb - 1) / (size_t)nb;
-        auto range = [&](int q, size_t *lo, size_t *hi) {
-            size_t p0 = part * (size_t)q, p1 = p0 + part < a.count ? p0 + part : a.count;
-            if (p0 > p1) p0 = p1;
-            size_t l = p0 + sub * (size_t)b, h = l + sub < p1 ? l + sub : p1;
-            if (l > h) l = h;
-            *lo = l, *hi = h;
-        };
-        size_t lo, hi;
+        size_t part = part_elems(a.count, (size_t)n, V), sub = part_elems(part, (size_t)nb, V);
         for (int q = 0; q < n; q++) {
-            range(q, &lo, &hi);
-            copy_range(buf, send, lo, hi);
+            sub_range(a.count, part, sub, q, b, &lo, &hi);
+            copy_range(buf, send, lo, hi, vec);
         }
         __syncthreads();
         signal_peers(a, &ready1[(size_t)me * MB + b], e);
         if (wait_peers(a, ready1 + b, MB, e, &st)) return;
-        range(me, &lo, &hi);
-        for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            A acc = widen<T>(peer[0][i]);
-            for (int q = 1; q < n; q++) acc = combine<OP, A>(acc, widen<T>(peer[q][i]));
-            T v = finish<T, OP, A>(acc, n);
-            buf[i] = v;
-            recv[i] = v;
-        }
+        sub_range(a.count, part, sub, me, b, &lo, &hi);
+        /* my part: into recv, then into my buf for the peers (each thread copies the
+         * elements it reduced: only it read them from my buf) */
+        reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
+        copy_range(buf, (const T *)recv, lo, hi, vec);
         __syncthreads();
         signal_peers(a, &ready2[(size_t)me * MB + b], e);
         if (wait_peers(a, ready2 + b, MB, e, &st)) return;
-        for (int q = 0; q < n; q++) {
-            if (q == me) continue;
-            range(q, &lo, &hi);
-            copy_range(recv, peer[q], lo, hi);
+        for (int k = 1; k < n; k++) {
+            int q = (me + k) % n;
+            sub_range(a.count, part, sub, q, b, &lo, &hi);
+            copy_range(recv, peer[q], lo, hi, vec);
         }
     }
     /* 5. the last of my blocks tells every peer that I no longer read its scratch of call e */

@@ -40,6 +40,10 @@ DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_scratch_bytes(int n)
     return duet_cuda_coll_flag_bytes(n) + 2 * DUET_CUDA_COLL_MAX_BYTES;
 }
 
+/* The collectives of the direct kernels (the values of duet_coll_kind_t). */
+enum { DUET_CUDA_DIRECT_ALLREDUCE, DUET_CUDA_DIRECT_BROADCAST, DUET_CUDA_DIRECT_REDUCE, DUET_CUDA_DIRECT_ALLGATHER,
+       DUET_CUDA_DIRECT_REDUCE_SCATTER, DUET_CUDA_DIRECT_ALLTOALL };
+
 typedef struct {
     duet_device_comm_t h;
     const void *send;
@@ -50,6 +54,8 @@ typedef struct {
     size_t count;
     int dt, op;           /* duet_datatype_t, duet_op_t */
     int twoshot, nblocks;
+    int kind, root;       /* the direct kernels: duet_coll_kind_t, and the root */
+    int in_place;         /* the direct kernels: an in-place allgather (send is then recv) */
     int64_t timeout_ns;   /* bound on each wait; 0: none */
     int32_t *status;      /* device address of a mapped host word: the first failure's status */
 } duet_cuda_coll_args_t;
@@ -59,8 +65,9 @@ extern "C" {
 #endif
 /* Launches the allreduce kernel on `stream` (a cudaStream_t). Returns a cudaError_t. */
 int duet_cuda_coll_launch(const duet_cuda_coll_args_t *a, void *stream);
-/* The direct allreduce (symmetric buffers, read where they lie: duet_cuda_direct.cu): its
- * launch, and the blocks of it the current device can hold at once (all SMs). */
+/* The direct kernels (symmetric buffers, read where they lie: duet_cuda_direct.cu): a launch
+ * (a->kind says which collective), and the blocks of one the current device can hold at once
+ * (all SMs). */
 int duet_cuda_direct_launch(const duet_cuda_coll_args_t *a, void *stream);
 int duet_cuda_direct_max_blocks(int dt, int op, int *blocks);
 #ifdef __cplusplus

@@ -1,8 +1,9 @@
 /*
  * duet_cuda_coll_sync.cuh — what the flag-synchronised allreduce kernels (one-shot and
- * two-shot in duet_cuda_coll.cu, the direct kernel in duet_cuda_direct.cu) share: waiting for
+ * two-shot in duet_cuda_coll.cu, the direct kernels in duet_cuda_direct.cu) share: waiting for
  * and signalling the peers' flag words of the scratch (layout in duet_cuda_coll_kern.h), the
- * end-of-call counter, and the choice of a kernel instance by datatype and reduction.
+ * end-of-call counter, a block's copy and reduction of a range (16-byte packs, several in
+ * flight per thread), and the choice of a kernel instance by datatype and reduction.
  * Inside src/cuda only; included by .cu files, each in its own anonymous namespace.
  */
 #ifndef DUET_CUDA_COLL_SYNC_CUH
@@ -70,6 +71,99 @@ __device__ inline int last_block(const duet_cuda_coll_args_t &a, uint64_t *count
     }
     __syncthreads();
     return *shared_last;
+}
+
+/* ---- moving data: 16-byte packs where both sides are aligned, element by element else */
+using duet_cuda_reduce::acc_;
+using duet_cuda_reduce::combine;
+using duet_cuda_reduce::finish;
+using duet_cuda_reduce::widen;
+
+/* Packs of 16 bytes: V elements each; U packs per thread per round, so that U x V
+ * accumulators stay within 64 bytes of registers. */
+template <typename T> struct pack_ {
+    using A = typename acc_<T>::A;
+    static constexpr int V = 16 / (int)sizeof(T);
+    static constexpr int U = 64 / (V * (int)sizeof(A)) > 0 ? 64 / (V * (int)sizeof(A)) : 1;
+};
+
+/* 1 when p is 16-byte aligned (packs may be used from there). */
+__device__ __forceinline__ bool al16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+/* dst[i] = reduction over q of src[q][off + i], for i in [lo, hi); lo a multiple of V when
+ * vec (dst and every src[q] + off 16-byte aligned). */
+template <typename T, int OP>
+__device__ void reduce_range(T *dst, const T *const *src, int n, size_t off, size_t lo, size_t hi, bool vec)
+{
+    using A = typename acc_<T>::A;
+    constexpr int V = pack_<T>::V, U = pack_<T>::U;
+    size_t vend = vec ? lo + (hi - lo) / V * V : lo;
+    const size_t stride = (size_t)blockDim.x * V;
+    for (size_t base = lo + (size_t)threadIdx.x * V; base < vend; base += stride * U) {
+        A acc[U][V];
+        for (int q = 0; q < n; q++) {
+            uint4 pk[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (base + u * stride < vend) pk[u] = *(const uint4 *)(const void *)(src[q] + off + base + u * stride);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const T *t = (const T *)(const void *)&pk[u];
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[u][j] = q == 0 ? widen<T>(t[j]) : combine<OP, A>(acc[u][j], widen<T>(t[j]));
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (base + u * stride >= vend) continue;
+            uint4 out;
+            T *o = (T *)(void *)&out;
+#pragma unroll
+            for (int j = 0; j < V; j++) o[j] = finish<T, OP, A>(acc[u][j], n);
+            *(uint4 *)(void *)(dst + base + u * stride) = out;
+        }
+    }
+    for (size_t i = vend + threadIdx.x; i < hi; i += blockDim.x) {
+        A acc = widen<T>(src[0][off + i]);
+        for (int q = 1; q < n; q++) acc = combine<OP, A>(acc, widen<T>(src[q][off + i]));
+        dst[i] = finish<T, OP, A>(acc, n);
+    }
+}
+
+/* dst[i] = src[i] for i in [lo, hi); lo a multiple of V when vec. */
+template <typename T> __device__ void copy_range(T *dst, const T *src, size_t lo, size_t hi, bool vec)
+{
+    constexpr int V = pack_<T>::V, U = 4;
+    size_t vend = vec ? lo + (hi - lo) / V * V : lo;
+    const size_t stride = (size_t)blockDim.x * V;
+    for (size_t base = lo + (size_t)threadIdx.x * V; base < vend; base += stride * U) {
+        uint4 pk[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (base + u * stride < vend) pk[u] = *(const uint4 *)(const void *)(src + base + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (base + u * stride < vend) *(uint4 *)(void *)(dst + base + u * stride) = pk[u];
+    }
+    for (size_t i = vend + threadIdx.x; i < hi; i += blockDim.x) dst[i] = src[i];
+}
+
+/* Elements per part when `count` is cut into `parts` parts (the last may be shorter), rounded
+ * up to whole packs of v elements. */
+__device__ __forceinline__ size_t part_elems(size_t count, size_t parts, size_t v)
+{
+    size_t p = (count + parts - 1) / parts;
+    return (p + v - 1) / v * v;
+}
+
+/* [lo, hi): sub-range b (of `sub` elements) of part q (of `part` elements, cut at count). */
+__device__ __forceinline__ void sub_range(size_t count, size_t part, size_t sub, int q, int b, size_t *lo, size_t *hi)
+{
+    size_t p0 = part * (size_t)q, p1 = p0 + part < count ? p0 + part : count;
+    if (p0 > p1) p0 = p1;
+    size_t l = p0 + sub * (size_t)b, h = l + sub < p1 ? l + sub : p1;
+    if (l > h) l = h;
+    *lo = l, *hi = h;
 }
 
 typedef void (*kernel_fn)(duet_cuda_coll_args_t);

@@ -37,11 +37,13 @@
  *   - 200 back-to-back calls of mixed collectives (all selected ones, mixed datatypes, ops,
  *     roots and counts) on one stream without a host sync between, each from its own input
  *     region into its own output region, checked after one sync;
- *   - the direct allreduce (symmetric buffers beyond 1 MiB, read where they lie): seven
- *     datatype x op pairs in and out of place, symmetric but unaligned buffers; and calls that
- *     must not take it (offsets that differ between ranks, one rank's buffer from cudaMalloc,
- *     DUET_ALGO forcing another algorithm), each checked for the path it took
- *     (duet_cuda_coll_traffic) and its result; 8 in-place sums back to back without a sync;
+ *   - the direct kernels (symmetric buffers from 64 KiB, read where they lie), each
+ *     collective: datatype x op pairs in and out of place at 1-3 MiB, roots 0 and n-1,
+ *     symmetric but unaligned buffers, a receive buffer (or a broadcast's non-root send)
+ *     outside the heap, which may be; and calls that must not take them (offsets that differ
+ *     between ranks, a buffer read remotely from cudaMalloc, DUET_ALGO forcing an algorithm),
+ *     each checked for the path it took (duet_cuda_coll_traffic) and its result; 8 in-place
+ *     allreduce sums back to back without a sync;
  *   - errors: one buffer on the host and the other on the GPU, for the collectives that use
  *     both buffers on every rank -> DUET_ERR_INVALID_ARG and a duet_last_error() message.
  * A failure names the collective, datatype, op, count, placement, root, the buffer and index,
@@ -604,30 +606,37 @@ static void run_back_to_back(const int *colls, int ncolls)
  * The direct allreduce: symmetric buffers (GPU heap, same offsets on every rank) beyond the
  * shot kernels' size read the peers' buffers where they lie; anything else keeps the executor
  * ------------------------------------------------------------------------------------ */
-/* The algorithm the library runs for this allreduce (collective), and whether that is the
- * direct kernel. */
-static int runs_direct(const void *send, void *recv, size_t count, int dt, int op, char *algo, size_t len)
+/* The algorithm the library runs for case c at send / recv (collective), and whether that is
+ * a direct kernel. */
+static int runs_direct(const case_t *c, const void *send, void *recv, char *algo, size_t len)
 {
-    duet_cuda_coll_call_t k = {DUET_COLL_ALLREDUCE, send, recv, count, count, count, (duet_datatype_t)dt,
-                               (duet_op_t)op, 0, send == recv,
-                               DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, s1, "test"};
+    static const int kinds[NCOLL] = {DUET_COLL_ALLREDUCE, DUET_COLL_BROADCAST, DUET_COLL_REDUCE, DUET_COLL_ALLGATHER,
+                                     DUET_COLL_REDUCE_SCATTER, DUET_COLL_ALLTOALL, DUET_COLL_SEND};
+    duet_cuda_coll_call_t k = {kinds[c->coll], send, recv, c->count, send_elems(c), recv_elems(c),
+                               (duet_datatype_t)c->dt, reduces(c->coll) ? (duet_op_t)c->op : DUET_SUM, c->root,
+                               c->inplace, DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, s1,
+                               "test"};
     double staged, direct;
     CHECK_OK(duet_cuda_coll_traffic(W, &k, algo, len, &staged, &direct));
-    return strstr(algo, "direct") != NULL;
+    return strstr(algo, "direct kernel") != NULL;
 }
 
-/* One allreduce case at buffers a (send, or the in-place one) and b, checked as in the
- * matrix, and the path it took against `want_direct`. */
-static void direct_case(int dt, int op, size_t count, int inplace, char *a, char *b, int want_direct,
-                        const char *placement, long *cases, long *passed, uint64_t *salt)
+/* One case at buffers a (send, or the in-place one) and b, checked as in the matrix, and the
+ * path it took against `want_direct`. */
+static void direct_case(int coll, int dt, int op, int root, size_t count, int inplace, char *a, char *b,
+                        int want_direct, const char *placement, long *cases, long *passed, uint64_t *salt)
 {
-    case_t c = {AR, dt, op, 0, inplace, count, (*salt)++, ""};
+    case_t c = {coll, dt, op, root, inplace, count, (*salt)++, ""};
     case_name(&c, "direct: ", placement);
+    const void *send;
+    void *recv;
+    case_pointers(&c, a, b, &send, &recv);
     char algo[64];
-    int direct = runs_direct(a, inplace ? a : b, count, dt, op, algo, sizeof algo);
     (*cases)++;
+    /* a call the forced algorithm cannot run must fail (run_case checks that); it has no path */
+    int direct = expected_status(&c) == DUET_OK ? runs_direct(&c, send, recv, algo, sizeof algo) : want_direct;
     if (direct != want_direct) {
-        FAIL("%s: runs %s, expected %s", c.what, algo, want_direct ? "the direct kernel" : "another path");
+        FAIL("%s: runs %s, expected %s", c.what, algo, want_direct ? "a direct kernel" : "another path");
         return;
     }
     *passed += run_case(&c, a, b);
@@ -658,37 +667,61 @@ static void direct_back_to_back(size_t count, long *cases, long *passed)
     else (*passed)++;
 }
 
-static void test_direct(void)
+static void test_direct(const int *colls, int ncolls)
 {
-    int allowed = forced[AR][0] == '\0' || strcmp(forced[AR], "twoshot") == 0;
     long cases = 0, passed = 0;
     uint64_t salt = 1u << 20;
-    static const struct { int dt, op; } pairs[] = {
-        {DUET_FLOAT32, DUET_SUM}, {DUET_FLOAT16, DUET_SUM}, {DUET_BFLOAT16, DUET_AVG}, {DUET_INT8, DUET_PROD},
-        {DUET_INT64, DUET_MIN},   {DUET_FLOAT64, DUET_MAX}, {DUET_UINT32, DUET_SUM},
-    };
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-        size_t es = duet_datatype_size(pairs[i].dt);
-        size_t count = (size_t)(((1 << 20) + (int)i * 333331) / (int)es) | 1; /* > 1 MiB, odd, not whole packs */
-        if (count * es <= (1 << 20)) count += (1 << 20) / es;
-        direct_case(pairs[i].dt, pairs[i].op, count, 0, heap_buf[0], heap_buf[1], allowed, "heap -> heap", &cases,
-                    &passed, &salt);
-        direct_case(pairs[i].dt, pairs[i].op, count, 1, heap_buf[0], NULL, allowed, "heap", &cases, &passed, &salt);
+    for (int i = 0; i < ncolls; i++) {
+        int coll = colls[i];
+        if (coll == SR) continue;
+        /* a forced algorithm keeps the executor (allreduce: but twoshot, which this is) */
+        int allowed = forced[coll][0] == '\0' || (coll == AR && strcmp(forced[coll], "twoshot") == 0);
+        int split = coll == AG || coll == RS || coll == A2A, last = npes - 1;
+        static const struct { int dt, op; } pairs[] = {
+            {DUET_FLOAT32, DUET_SUM}, {DUET_FLOAT16, DUET_SUM}, {DUET_BFLOAT16, DUET_AVG}, {DUET_INT8, DUET_PROD},
+            {DUET_INT64, DUET_MIN},   {DUET_FLOAT64, DUET_MAX}, {DUET_UINT32, DUET_SUM},
+        };
+        size_t npairs = reduces(coll) ? sizeof pairs / sizeof pairs[0] : 3;
+        for (size_t j = 0; j < npairs; j++) {
+            int dt = reduces(coll) ? pairs[j].dt : j == 0 ? DUET_INT8 : j == 1 ? DUET_FLOAT16 : DUET_FLOAT64;
+            int op = reduces(coll) ? pairs[j].op : DUET_SUM;
+            size_t es = duet_datatype_size(dt);
+            /* the largest buffer 1 to 3 MiB, odd counts (not whole 16-byte packs) */
+            size_t count = (size_t)(((1 << 20) + (int)j * 333331) / (int)es) | 1;
+            if (split) count = count / (size_t)npes | 1;
+            int root = (int)j % 2 ? last : 0;
+            direct_case(coll, dt, op, root, count, 0, heap_buf[0], heap_buf[1], allowed, "heap -> heap", &cases,
+                        &passed, &salt);
+            if (coll != A2A)
+                direct_case(coll, dt, op, root, count, 1, heap_buf[0], NULL, allowed, "heap", &cases, &passed, &salt);
+        }
+        size_t count = split ? ((3u << 19) + 5) / (size_t)npes : (3u << 19) + 5;
+        /* symmetric but not 16-byte aligned: element by element */
+        direct_case(coll, DUET_FLOAT16, DUET_SUM, 0, count, 0, heap_buf[0] + 2, heap_buf[1] + 6, allowed,
+                    "heap+2 -> heap+6", &cases, &passed, &salt);
+        /* what is only read locally may be anywhere: receive buffers (but allreduce's), and a
+         * broadcast's send off the root */
+        if (coll != AR) {
+            char *b = me == last ? cu_buf[1] : heap_buf[1];
+            direct_case(coll, DUET_FLOAT32, DUET_SUM, last, count / 2, 0, heap_buf[0], b, allowed,
+                        "heap -> last rank's cudaMalloc", &cases, &passed, &salt);
+        }
+        if (coll == BC)
+            direct_case(coll, DUET_FLOAT32, DUET_SUM, 0, count / 2, 0, me ? cu_buf[0] : heap_buf[0], heap_buf[1],
+                        allowed, "non-roots' send cudaMalloc -> heap", &cases, &passed, &salt);
+        /* not symmetric: offsets that differ between ranks, or a buffer read remotely not in the heap */
+        count = split ? ((1u << 20) / 4 + 4097) / (size_t)npes : (1u << 20) / 4 + 4097;
+        /* (a broadcast reads the root's send alone: where the others' lie does not matter) */
+        direct_case(coll, DUET_FLOAT32, DUET_SUM, 0, count, 0, heap_buf[0] + 256 * (size_t)me, heap_buf[1],
+                    coll == BC ? allowed : 0, "heap+256*rank -> heap", &cases, &passed, &salt);
+        direct_case(coll, DUET_FLOAT32, DUET_MAX, last, count, 0, me == last ? cu_buf[0] : heap_buf[0], heap_buf[1],
+                    0, "last rank's send cudaMalloc -> heap", &cases, &passed, &salt);
+        if (coll != A2A)
+            direct_case(coll, DUET_INT32, DUET_SUM, 0, count, 1, me == 0 ? cu_buf[0] : heap_buf[0], NULL, 0,
+                        "rank 0 cudaMalloc", &cases, &passed, &salt);
+        if (coll == AR) direct_back_to_back((3u << 20) / 4 + 11, &cases, &passed);
     }
-    /* symmetric but not 16-byte aligned: the kernel's element-wise path */
-    size_t count = (3u << 19) + 5;
-    direct_case(DUET_FLOAT16, DUET_SUM, count, 0, heap_buf[0] + 2, heap_buf[1] + 6, allowed, "heap+2 -> heap+6",
-                &cases, &passed, &salt);
-    /* not symmetric: the offsets differ between ranks, or some rank's buffers are not in the heap */
-    count = (1u << 20) / 4 + 4097;
-    direct_case(DUET_FLOAT32, DUET_SUM, count, 0, heap_buf[0] + 256 * (size_t)me, heap_buf[1], 0,
-                "heap+256*rank -> heap", &cases, &passed, &salt);
-    direct_case(DUET_FLOAT32, DUET_MAX, count, 0, me == npes - 1 ? cu_buf[0] : heap_buf[0], heap_buf[1], 0,
-                "last rank cudaMalloc -> heap", &cases, &passed, &salt);
-    direct_case(DUET_INT32, DUET_SUM, count, 1, me == 0 ? cu_buf[0] : heap_buf[0], NULL, 0, "rank 0 cudaMalloc",
-                &cases, &passed, &salt);
-    direct_back_to_back((3u << 20) / 4 + 11, &cases, &passed);
-    if (me == 0) printf("test_gpu_colls: direct allreduce: %ld of %ld cases passed\n", passed, cases);
+    if (me == 0) printf("test_gpu_colls: direct kernels: %ld of %ld cases passed\n", passed, cases);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -785,8 +818,7 @@ int main(int argc, char **argv)
         if (me == 0) printf("test_gpu_colls: %s: %ld of %ld cases passed\n", coll_names[colls[i]], passed, cases);
     }
     if (ncolls) run_back_to_back(colls, ncolls);
-    for (int i = 0; i < ncolls; i++)
-        if (colls[i] == AR) test_direct();
+    test_direct(colls, ncolls);
     test_mixed_buffers();
     teardown();
     CHECK_OK(duet_free(W, slot));
