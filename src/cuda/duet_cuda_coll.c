@@ -232,7 +232,8 @@ static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k,
     int reads_send = !bcast || is_root, reads_recv = k->kind == DUET_COLL_ALLREDUCE;
     int ok = (!reads_send || duet_cuda_rma_owns(g, sym, sym_bytes)) &&
              (!reads_recv || duet_cuda_rma_owns(g, k->recv, rbytes)), most = 0;
-    if (duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
+    if (cudaSetDevice(g->device) != cudaSuccess || /* the occupancy is the current device's */
+        duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
         (void)cudaGetLastError();
         ok = 0;
     }
