@@ -30,8 +30,9 @@ rc=0
     allreduce -a all -b 8 -e 64M -f 2 -n 1000 -V 512M || rc=$?
 # the fit, kept beside the plot
 "$BUILD/bin/duet-perf" --fit "$BUILD/perf/allreduce.csv" | tee "$BUILD/perf-allreduce-fit.txt" || rc=1
-# With a GPU: the same on GPU buffers (duet-perf --device), every GPU allreduce algorithm, up to
-# the 1 MiB the one-shot / two-shot kernels take; ranks share the GPU under CUDA MPS.
+# With a GPU: the same on GPU buffers (duet-perf --device), the one-shot and two-shot allreduce up
+# to 1 MiB (two-shot on these symmetric heap buffers runs the direct kernel from 64 KiB); ranks
+# share the GPU under CUDA MPS.
 info="$("$BUILD/bin/duet-info" 2>/dev/null || true)" # (not piped into grep -q: pipefail + SIGPIPE)
 if grep -q '^ *cuda *available' <<<"$info"; then
     mps=()

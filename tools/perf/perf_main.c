@@ -78,8 +78,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < perf_coll_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_coll_modes[i].name, perf_coll_modes[i].help);
 #ifdef DUET_HAVE_CUDA
-    fprintf(f, "device modes (--device MODE; one-sided: rank 0's time, one kernel launch per row;\n"
-               "              collectives: timed and capped as the collective modes):\n");
+    fprintf(f, "device modes (-G / --device MODE; one-sided ones: rank 0's time; collectives as above):\n");
     for (size_t i = 0; i < perf_device_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_device_modes[i].name, perf_device_modes[i].help);
     for (size_t i = 0; i < perf_device_coll_nmodes; i++)
@@ -113,7 +112,8 @@ static void usage(FILE *f)
             "      --plot FILE.png  time and busbw against size, with the fits (gnuplot)\n"
             "      --list-algos C   the algorithms of collective C, one per line\n"
             "      --calibrate      measure the tuner's alpha and beta anew (collective)\n"
-            "      --device         run the device mode MODE (from inside a kernel; CUDA builds)\n"
+            "  -G, --device         run the device mode MODE (GPU buffers, or from inside a kernel;\n"
+            "                       CUDA builds; make run adds the GPU sweep when a GPU is present)\n"
             "      --floor          with --device allreduce: print each row's memory-traffic floor\n"
             "  -h, --help\n"
             "sizes (as nccl-tests): a size S is the bytes of the largest buffer of a rank:\n"
@@ -169,7 +169,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
     p->iters = p->warmup = -1, p->window = 64, p->csv = NULL;
     p->check = 1, p->average = PERF_TIME_MEAN, p->root = 0, p->algo = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "b:e:f:n:w:W:V:c:d:o:r:a:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:e:f:n:w:W:V:c:d:o:r:a:Gh", longopts, NULL)) != -1) {
         switch (c) {
         case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
         case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
@@ -189,6 +189,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case OPT_PLOT: p->plot = optarg; break;
         case OPT_LIST: cli->list_algos = 1; break;
         case OPT_CALIBRATE: cli->calibrate = 1; break;
+        case 'G':
         case OPT_DEVICE: p->device = 1; break;
         case OPT_FLOOR: p->floor = 1; break;
         case OPT_BUFFERS:
