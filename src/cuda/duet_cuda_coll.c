@@ -44,7 +44,10 @@
 #include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_state.h"
 
-#define DIRECT_MIN_BYTES ((size_t)64 << 10)   /* direct kernels: from this size of the largest buffer */
+/* An allreduce takes the direct kernel from this size; below it the one-shot kernel, which
+ * needs no agreement (no host allreduce), is faster. The other collectives take their direct
+ * kernel at any size: their only other path is the executor. */
+#define DIRECT_ALLREDUCE_MIN_BYTES ((size_t)64 << 10)
 #define DIRECT_BLOCK_BYTES ((size_t)64 << 10) /* direct kernels: bytes per block before another */
 
 _Static_assert(DUET_CUDA_DIRECT_ALLREDUCE == (int)DUET_COLL_ALLREDUCE && DUET_CUDA_DIRECT_BROADCAST ==
@@ -209,15 +212,17 @@ static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t 
  * it could run (the device's resident blocks shared by all n ranks, which may be on this one
  * GPU); one host allreduce (MIN) then decides for all alike: direct only when every rank can
  * and the offsets are the same everywhere (the kernel reads a peer's buffer at my offset).
- * Only from DIRECT_MIN_BYTES; not when DUET_ALGO forces an algorithm (but twoshot for an
- * allreduce, which this is), nor for an all-to-all in place (refused by every algorithm). */
+ * An allreduce only from DIRECT_ALLREDUCE_MIN_BYTES; not when DUET_ALGO forces an algorithm
+ * (but twoshot for an allreduce, which this is), nor for an all-to-all in place (refused by
+ * every algorithm). */
 static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k, direct_t *d)
 {
     d->nblocks = 0;
     d->send = k->send;
     size_t es = duet_datatype_size(k->dt), sbytes = k->send_count * es, rbytes = k->recv_count * es;
     size_t larger = sbytes > rbytes ? sbytes : rbytes;
-    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV || larger < DIRECT_MIN_BYTES) return DUET_OK;
+    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) return DUET_OK;
+    if (k->kind == DUET_COLL_ALLREDUCE && larger < DIRECT_ALLREDUCE_MIN_BYTES) return DUET_OK;
     if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return DUET_OK;
     char forced[64];
     duet_coll_forced_algo(k->kind, forced, sizeof forced);
@@ -293,6 +298,22 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
                  duet_coll_kind_name(k->kind), k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
                  g->algo ? "twoshot, " : "", d->nblocks);
         return DUET_OK;
+    }
+    if (k->kind == DUET_COLL_ALLREDUCE && k->count * duet_datatype_size(k->dt) < DIRECT_ALLREDUCE_MIN_BYTES) {
+        /* a small allreduce: the one-shot kernel (one launch, one flag exchange), unless DUET_ALGO
+         * forces another algorithm. The tuner's GPU model prices every schedule of the executor
+         * with one alpha and cannot tell the kernel from them (rd measured 11.8 us at 64 B on two
+         * ranks of an H200, the kernel 7.8 us). */
+        char forced[64];
+        duet_coll_forced_algo(k->kind, forced, sizeof forced);
+        if (!forced[0]) {
+            g->shot = 1;
+            g->algo = duet_sim_find_algo(k->kind, "oneshot");
+            DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, under %zu bytes: oneshot (kernel)",
+                     k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
+                     DIRECT_ALLREDUCE_MIN_BYTES);
+            return g->algo ? DUET_OK : DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: no oneshot allreduce", k->fn);
+        }
     }
     duet_status_t st;
     if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&g->a, sched);

@@ -37,7 +37,8 @@
  *   - 200 back-to-back calls of mixed collectives (all selected ones, mixed datatypes, ops,
  *     roots and counts) on one stream without a host sync between, each from its own input
  *     region into its own output region, checked after one sync;
- *   - the direct kernels (symmetric buffers from 64 KiB, read where they lie), each
+ *   - the direct kernels (symmetric buffers, read where they lie: allreduce from 64 KiB, the
+ *     others at any size, so the matrix's heap cases above take them too), each
  *     collective: datatype x op pairs in and out of place at 1-3 MiB, roots 0 and n-1,
  *     symmetric but unaligned buffers, a receive buffer (or a broadcast's non-root send)
  *     outside the heap, which may be; and calls that must not take them (offsets that differ
