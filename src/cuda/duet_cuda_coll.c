@@ -18,9 +18,15 @@
  *
  * Algorithms: every collective runs a schedule of src/coll (ring, tree, dbtree, ... : the same
  * builders and the same tuner as on the CPU, DUET_ALGO and the TUNE log included) in the GPU
- * executor (duet_cuda_exec.c); an allreduce the tuner gives to oneshot or twoshot, of at most
- * DUET_CUDA_COLL_MAX_BYTES, runs their dedicated kernels instead (duet_cuda_coll.cu). The
- * tuner's model of the GPU (alpha per message, beta) is measured once per host
+ * executor (duet_cuda_exec.c), except:
+ *   - symmetric buffers (what the call reads remotely in the GPU heap, at the same offsets on
+ *     every rank; agreed by a host allreduce, direct_agree): a direct kernel reads the peers'
+ *     buffers where they lie (duet_cuda_direct.cu); allreduce from DIRECT_ALLREDUCE_MIN_BYTES,
+ *     the other collectives at any size;
+ *   - an allreduce under DIRECT_ALLREDUCE_MIN_BYTES: the one-shot kernel, unless DUET_ALGO
+ *     forces an algorithm; one the tuner gives to oneshot or twoshot, of at most
+ *     DUET_CUDA_COLL_MAX_BYTES, runs those dedicated kernels (duet_cuda_coll.cu).
+ * The tuner's model of the GPU (alpha per message, beta) is measured once per host
  * (duet_cuda_calib.c).
  * fp16 / bf16 reductions in the executor run on fp32 copies (rounded once, as on the CPU).
  *
