@@ -1,7 +1,7 @@
 /*
  * duetrun — starts N ranks of a program on this host and watches over them.
  *
- *   duetrun -n N [-x VAR[=VAL]]... [--tag-output] [--timeout S] [--] prog [args...]
+ *   duetrun -n N [-x VAR[=VAL]]... [--tag-output] [--timeout S] [--ft] [--] prog [args...]
  *
  * Setup. Before any rank starts, duetrun listens on 127.0.0.1:<port the kernel picks> and
  * draws a 128-bit job secret. Every rank is born knowing where the rendezvous is
@@ -24,7 +24,9 @@
  * Failure. The first rank to fail (non-zero exit or a signal) or the timeout is the cause,
  * reported in one line; the other ranks are then ended (SIGTERM to the group, SIGKILL after
  * 2 s), and their deaths are consequences, not reported. Exit code: 0, 1 (a rank exited
- * non-zero), 128+sig (a rank was killed), 124 (timeout), 2 (command line).
+ * non-zero), 128+sig (a rank was killed), 124 (timeout), 2 (command line). With --ft a
+ * failing rank is reported and the others go on (the library's failure detector tells them);
+ * the exit code is then 1 if a rank exited non-zero, else 0, unless every rank was killed.
  *
  * Cleanup. When every rank is gone, /dev/shm/duet-<secret>* is unlinked: ranks name their
  * shared memory that way, and a rank killed mid-run cannot unlink its own.
@@ -66,6 +68,7 @@ typedef enum { BIND_AUTO, BIND_CORE, BIND_NONE } bind_t;
 
 typedef struct {
     int nranks, tag_output;
+    int ft; /* --ft: a rank's death is reported, the others go on */
     bind_t bind;
     double timeout_s; /* 0: no timeout */
     char **argv;      /* the program and its arguments */
@@ -93,6 +96,7 @@ typedef struct {
     phase_t phase;
     uint64_t deadline_ns; /* the timeout while RUNNING, else the next escalation; 0: none */
     int gave_up, exit_code;
+    int deaths, first_death_sig; /* --ft: ranks killed by a signal, and the first one's signal */
     char secret[33];
     int ncpus;  /* CPUs duetrun may run on; rank r is bound to cpus[r] when binding */
     int *cpus;
@@ -102,11 +106,14 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: duetrun -n N [-x VAR[=VAL]]... [--tag-output] [--timeout S] [--] prog [args...]\n"
+    fprintf(f, "usage: duetrun -n N [-x VAR[=VAL]]... [--tag-output] [--timeout S] [--ft] [--] prog [args...]\n"
                "  -n, -np N      number of ranks, 1..%d\n"
                "  -x VAR=VAL     set VAR in every rank; -x VAR passes duetrun's own value of VAR\n"
                "  --tag-output   prefix every line the ranks print with \"[rank] \"\n"
                "  --timeout S    end the job after S seconds (fractional; 0: never), exit 124\n"
+               "  --ft           fault tolerant: a rank killed by a signal is reported and the\n"
+               "                 others go on (the library tells them: DUET_ERR_PEER_FAILED);\n"
+               "                 the exit code is then the survivors' (1 if one exits non-zero)\n"
                "  --bind-to core|none\n"
                "                 pin rank r to the r-th allowed CPU (default: core when the\n"
                "                 ranks fit on the CPUs, none when they do not)\n"
@@ -183,6 +190,10 @@ static void parse_args(int argc, char **argv, options_t *o)
         }
         if (!strcmp(a, "--tag-output")) {
             o->tag_output = 1;
+            continue;
+        }
+        if (!strcmp(a, "--ft")) {
+            o->ft = 1;
             continue;
         }
         int known = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "-x") || !strcmp(a, "--timeout") ||
@@ -467,6 +478,25 @@ static void report_failure(job_t *job, int rank, pid_t pid, int status)
     start_termination(job, sig ? 128 + sig : 1);
 }
 
+/* --ft: a death is reported and the others go on. The job's exit code: 1 once a rank exits
+ * non-zero; a rank killed by a signal does not change it, unless every rank dies so (then
+ * 128 + the first one's signal). */
+static void report_death(job_t *job, int rank, pid_t pid, int status)
+{
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (sig) {
+        fprintf(stderr, "duetrun: rank %d (pid %d) killed by signal %d (%s); --ft: the others go on\n", rank,
+                (int)pid, sig, strsignal(sig));
+        if (!job->first_death_sig) job->first_death_sig = sig;
+        job->deaths++;
+    } else {
+        fprintf(stderr, "duetrun: rank %d (pid %d) exited with status %d; --ft: the others go on\n", rank,
+                (int)pid, WEXITSTATUS(status));
+        job->exit_code = 1;
+    }
+    if (job->deaths == job->opt.nranks) job->exit_code = 128 + job->first_death_sig;
+}
+
 static void reap_ranks(job_t *job)
 {
     int status;
@@ -477,7 +507,10 @@ static void reap_ranks(job_t *job)
         job->pids[r] = 0;
         job->live--;
         int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-        if (failed && job->phase == RUNNING) report_failure(job, r, pid, status);
+        if (failed && job->phase == RUNNING) {
+            if (job->opt.ft) report_death(job, r, pid, status);
+            else report_failure(job, r, pid, status);
+        }
     }
 }
 

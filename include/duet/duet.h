@@ -154,6 +154,22 @@ int duet_comm_size(duet_comm_t comm);
 int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
 
 /* ------------------------------------------------------------------------------------
+ * Failures
+ *
+ * Every process watches its peers (a thread checks that their processes live, every
+ * DUET_FT_PERIOD_MS, 10 ms by default; a stopped or slow process is alive, never declared
+ * dead). When a rank dies, every wait on a communicator that has it as a member — in a
+ * collective, a barrier, wait_until, a signal wait, a group end, a GPU kernel — returns
+ * DUET_ERR_PEER_FAILED at its next turn, with a message naming the dead rank, and so do the
+ * later calls on that communicator that have to wait. Communicators without the dead rank
+ * go on unaffected.
+ * ------------------------------------------------------------------------------------ */
+
+/* The ranks of comm this process has seen die, ascending (ranks of comm): up to `max` of
+ * them into `ranks` (may be NULL when max is 0), and how many there are into *nfailed. */
+duet_status_t duet_comm_get_failed(duet_comm_t comm, int *ranks, int max, int *nfailed);
+
+/* ------------------------------------------------------------------------------------
  * Symmetric heap
  *
  * Each rank owns DUET_SYMMETRIC_SIZE bytes (default 256 MiB) in host shared memory. The

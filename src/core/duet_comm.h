@@ -25,6 +25,10 @@ struct duet_comm {
     int slot;              /* team sync slot in the heap's internal area */
     uint64_t sync_epoch;   /* barriers completed on this communicator */
     _Atomic int abort_flag; /* set to make every wait on this communicator stop */
+    char abort_why[128];   /* why it was set (wait_ctx.abort_why points here)   */
+    int32_t *pids;         /* root communicator: each rank's process id (one host) */
+    _Atomic unsigned char *dead; /* root communicator: 1 for a rank seen dead (duet_ft.c) */
+    int *pidfds;           /* root communicator: a pidfd per peer, -1 where none (duet_ft.c) */
     duet_wait_ctx_t wait_ctx;
     char tag[64];          /* names this communicator's shared-memory segments */
     struct duet_coll_chan *chan; /* collective channels to every member */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/duet_comm.h"
+#include "core/duet_ft.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_heap.h"
 
@@ -39,7 +40,9 @@ static int host_oversubscribed(const rank_info_t *all, int n, const char *host)
     return local > CPU_COUNT(&cpus);
 }
 
-static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed)
+/* Compares every rank's view of the job; *pids gets each rank's process id (for the
+ * failure detector, duet_ft.c; the caller frees it). */
+static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids)
 {
     rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid()};
     gethostname(mine.host, sizeof mine.host - 1);
@@ -60,6 +63,9 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
                            r, all[r].host, b->rank, mine.host);
     }
     if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, b->nranks, mine.host);
+    if (st == DUET_OK && !(*pids = malloc(sizeof **pids * (size_t)b->nranks)))
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    for (int r = 0; st == DUET_OK && r < b->nranks; r++) (*pids)[r] = all[r].pid;
     free(all);
     return st;
 }
@@ -91,7 +97,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         c->heap_pe = malloc(sizeof(int) * (size_t)c->size);
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
-        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed);
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
         if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag);
     }
@@ -108,6 +114,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     if (st != DUET_OK) {
         duet_boot_close(&c->boot);
         free(c->heap_pe);
+        free(c->pids);
         free(c);
         return st;
     }
@@ -121,6 +128,8 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         DUET_LOG(INFO, INIT, "more ranks than CPUs on this host: waits yield without spinning");
     }
     c->magic = DUET_COMM_MAGIC;
+    if (duet_ft_watch(c) != DUET_OK) /* a communicator without its detector still works */
+        DUET_LOG(WARN, INIT, "this communicator's failures will only be seen as timeouts");
     *out = c;
     return DUET_OK;
 }
@@ -192,6 +201,7 @@ duet_status_t duet_init(void)
 
 static duet_status_t comm_free(duet_comm_t c)
 {
+    duet_ft_unwatch(c);
     /* everyone stops touching everyone's memory before any segment is unmapped */
     duet_status_t st = duet_boot_barrier(&c->boot);
     if (c->parent) {
@@ -211,6 +221,7 @@ static duet_status_t comm_free(duet_comm_t c)
     duet_boot_close(&c->boot);
     c->magic = 0;
     free(c->heap_pe);
+    free(c->pids);
     free(c);
     return st;
 }

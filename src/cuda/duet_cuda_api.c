@@ -101,7 +101,8 @@ static duet_status_t comm_state(duet_comm_t c, duet_cuda_heap_t *g, duet_cuda_co
         duet_cuda_comm_release(cc);
         return st;
     }
-    *cc->abort_host = 0;
+    /* a communicator that already lost a rank (duet_ft.c) hands its kernels the failure */
+    *cc->abort_host = atomic_load_explicit(&c->abort_flag, memory_order_acquire) ? (int32_t)c->wait_ctx.abort_status : 0;
     cc->abort_dev = dev;
     c->cuda = *out = cc;
     return DUET_OK;

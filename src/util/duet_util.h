@@ -96,6 +96,8 @@ void duet_log_set_rank(int rank);
       "Address the rendezvous root listens on and advertises (default: the host's address)")    \
     X(WAIT_TIMEOUT, wait_timeout, SECS, "300",                                                   \
       "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
+    X(FT_PERIOD_MS, ft_period_ms, NUM, "10",                                                     \
+      "Milliseconds between two checks of the peers' liveness (the failure detector); 0: none") \
     X(WAIT_SPIN_US, wait_spin_us, NUM, "20",                                                    \
       "Microseconds a wait spins before it starts yielding the core")                           \
     X(CUDA, cuda, STR, "auto",                                                                   \
@@ -198,6 +200,8 @@ typedef struct {
     duet_doorbell_t *doorbell;    /* this rank's doorbell (may be NULL: no sleeping) */
     const _Atomic int *abort_flag; /* non-zero: stop waiting (may be NULL)           */
     duet_status_t abort_status;   /* status returned when abort_flag is set          */
+    const char *abort_why;        /* what set it ("rank 3 died"), or NULL; written
+                                   * before the flag                                 */
     double timeout_s;             /* 0: no deadline                                  */
     double spin_us;               /* how long to spin before yielding                */
 } duet_wait_ctx_t;

@@ -73,11 +73,13 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
     char what[160];
     if (ctx && ctx->abort_flag && atomic_load_explicit(ctx->abort_flag, memory_order_acquire)) {
         describe(w, what, sizeof what);
+        const char *why = ctx->abort_why ? ctx->abort_why : "", *open = why[0] ? " (" : "",
+                   *close = why[0] ? ")" : "";
         if (w->peer >= 0)
-            return duet_error_set(ctx->abort_status, "%s while waiting for %s from rank %d",
-                                  duet_status_str(ctx->abort_status), what, w->peer);
-        return duet_error_set(ctx->abort_status, "%s while waiting for %s",
-                              duet_status_str(ctx->abort_status), what);
+            return duet_error_set(ctx->abort_status, "%s%s%s%s while waiting for %s from rank %d",
+                                  duet_status_str(ctx->abort_status), open, why, close, what, w->peer);
+        return duet_error_set(ctx->abort_status, "%s%s%s%s while waiting for %s",
+                              duet_status_str(ctx->abort_status), open, why, close, what);
     }
     /* The first turns are a bare load loop: a peer that answers within a microsecond is
      * seen at once (a pause here costs ~10 ns of every round trip). Then the clock is read

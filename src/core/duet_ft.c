@@ -1,0 +1,303 @@
+/*
+ * duet_ft.c — the failure detector.
+ *
+ * One thread per process, running while at least one communicator is watched. Every
+ * DUET_FT_PERIOD_MS it looks at the peers of each root communicator (all on this host; their
+ * process ids came with the bootstrap, check_peers in duet_comm_init.c). A peer is dead when
+ * kill(pid, 0) finds no such process, or /proc/<pid>/stat shows a zombie (exited, not yet
+ * reaped). A stopped (SIGSTOP) or merely slow process is alive: nothing is inferred from
+ * silence, so no live rank is ever declared dead.
+ *
+ * On the first sight of a dead rank the thread marks it (root->dead) and, for every watched
+ * communicator that has it as a member (the root and its teams), writes the reason ("rank 3
+ * died") and DUET_ERR_PEER_FAILED into the wait context, then raises the abort flag: every
+ * wait on that communicator returns at its next turn (duet_util_wait.c), and the GPU kernels'
+ * abort word is set too. Communicators without the dead rank are left alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include "core/duet_ft.h"
+#include "cuda/duet_cuda_heap.h"
+
+#define ZOMBIE_EVERY 10 /* without pidfds: read /proc for zombies every 10th period */
+
+typedef struct {
+    pthread_t thread;
+    int stop;
+} watcher_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static duet_comm_t *watched;
+static int nwatched, capacity;
+static uint64_t generation; /* bumped whenever `watched` changes */
+static watcher_t *current;  /* the running thread, or NULL */
+static int wake_fd = -1;    /* an eventfd: makes the thread look at `watched` again */
+
+static duet_comm_t root_of(duet_comm_t c)
+{
+    while (c->parent) c = c->parent;
+    return c;
+}
+
+static void wake_thread(void)
+{
+    uint64_t one = 1;
+    if (wake_fd >= 0 && write(wake_fd, &one, sizeof one) < 0) { /* the counter is full: it is awake anyway */ }
+}
+
+/* 0 when pid is gone (or, with zombies, exited and not yet reaped); 1 otherwise, also when
+ * it cannot be told. */
+static int process_alive(pid_t pid, int zombies)
+{
+    if (kill(pid, 0) != 0 && errno == ESRCH) return 0;
+    if (!zombies) return 1;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : 1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 1;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* "pid (name) S ...": the name may hold spaces */
+    if (!paren || paren[1] != ' ') return 1;
+    return paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* Raises c's abort flag if one of its members is dead (lock held). */
+static void abort_if_member_dead(duet_comm_t c)
+{
+    if (atomic_load_explicit(&c->abort_flag, memory_order_relaxed)) return;
+    duet_comm_t root = root_of(c);
+    if (!root->dead) return;
+    int used = 0, ndead = 0;
+    char why[sizeof c->abort_why - 32];
+    for (int m = 0; m < c->size; m++) {
+        int w = c->heap_pe[m];
+        if (!atomic_load_explicit(&root->dead[w], memory_order_relaxed)) continue;
+        if (ndead++ < 4 && used < (int)sizeof why) {
+            if (c == root)
+                used += snprintf(why + used, sizeof why - (size_t)used, "%s%d", ndead > 1 ? ", " : "", m);
+            else
+                used += snprintf(why + used, sizeof why - (size_t)used, "%s%d (world rank %d)", ndead > 1 ? ", " : "",
+                                 m, w);
+        }
+    }
+    if (!ndead) return;
+    snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
+             ndead > 4 ? ", ..." : "");
+    c->wait_ctx.abort_why = c->abort_why;
+    c->wait_ctx.abort_status = DUET_ERR_PEER_FAILED;
+    atomic_store_explicit(&c->abort_flag, 1, memory_order_release);
+    duet_cuda_set_abort(c, DUET_ERR_PEER_FAILED);
+    DUET_LOG(WARN, INIT, "communicator of %d ranks (rank %d here): %s; its waits now return "
+             "DUET_ERR_PEER_FAILED", c->size, c->rank, c->abort_why);
+}
+
+static void mark_dead(duet_comm_t root, int r, const char *how)
+{
+    atomic_store_explicit(&root->dead[r], 1, memory_order_release);
+    DUET_LOG(WARN, INIT, "rank %d (pid %d) has died (%s)", r, (int)root->pids[r], how);
+}
+
+/* The peers without a pidfd, by kill(pid, 0) (and /proc when `zombies`); lock held. */
+static int check_by_pid(int zombies)
+{
+    int found = 0;
+    for (int i = 0; i < nwatched; i++) {
+        duet_comm_t c = watched[i];
+        if (c->parent) continue;
+        for (int r = 0; r < c->size; r++) {
+            if (r == c->rank || c->pidfds[r] >= 0 || atomic_load_explicit(&c->dead[r], memory_order_relaxed)) continue;
+            if (!process_alive((pid_t)c->pids[r], zombies)) mark_dead(c, r, "no such process"), found = 1;
+        }
+    }
+    return found;
+}
+
+/* The poll set: the wake eventfd, then every live peer's pidfd (lock held). who[i]: its
+ * communicator and rank. Returns the count; *fallback: some peer has no pidfd. */
+typedef struct {
+    duet_comm_t c;
+    int r;
+} who_t;
+
+static int build_poll_set(struct pollfd **pfd, who_t **who, int *cap, int *fallback)
+{
+    int n = 1;
+    *fallback = 0;
+    for (int i = 0; i < nwatched; i++) {
+        duet_comm_t c = watched[i];
+        if (c->parent) continue;
+        for (int r = 0; r < c->size; r++) {
+            if (r == c->rank || atomic_load_explicit(&c->dead[r], memory_order_relaxed)) continue;
+            if (c->pidfds[r] < 0) {
+                *fallback = 1;
+                continue;
+            }
+            if (n == *cap) {
+                int nc = 2 * *cap;
+                struct pollfd *p = realloc(*pfd, sizeof *p * (size_t)nc);
+                who_t *w = p ? realloc(*who, sizeof *w * (size_t)nc) : NULL;
+                if (p) *pfd = p;
+                if (!w) { /* out of memory: watch the rest by pid */
+                    *fallback = 1;
+                    return n;
+                }
+                *who = w;
+                *cap = nc;
+            }
+            (*pfd)[n] = (struct pollfd){.fd = c->pidfds[r], .events = POLLIN};
+            (*who)[n] = (who_t){c, r};
+            n++;
+        }
+    }
+    (*pfd)[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+    return n;
+}
+
+/* The thread: sleeps in poll(2) on the peers' pidfds (a pidfd turns readable when its
+ * process exits), with the period as timeout only when some peer has none. */
+static void *watch_loop(void *arg)
+{
+    watcher_t *me = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
+    int period_ms = (int)(duet_cfg()->ft_period_ms + 0.5), cap = 64;
+    if (period_ms < 1) period_ms = 1;
+    struct pollfd *pfd = malloc(sizeof *pfd * (size_t)cap);
+    who_t *who = malloc(sizeof *who * (size_t)cap);
+    unsigned ticks = 0;
+    pthread_mutex_lock(&lock);
+    while (!me->stop && pfd && who) {
+        int fallback, n = build_poll_set(&pfd, &who, &cap, &fallback);
+        uint64_t gen = generation;
+        pthread_mutex_unlock(&lock);
+        int ready = poll(pfd, (nfds_t)n, fallback ? period_ms : -1);
+        pthread_mutex_lock(&lock);
+        if (me->stop) break;
+        if (pfd[0].revents & POLLIN) {
+            uint64_t v;
+            if (read(wake_fd, &v, sizeof v) < 0) { /* nothing to drain */ }
+        }
+        int found = 0;
+        if (ready > 0 && gen == generation) /* else the set changed under poll: look again */
+            for (int i = 1; i < n; i++)
+                if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR) &&
+                    !atomic_load_explicit(&who[i].c->dead[who[i].r], memory_order_relaxed))
+                    mark_dead(who[i].c, who[i].r, "its process exited"), found = 1;
+        if (fallback) found |= check_by_pid(++ticks % ZOMBIE_EVERY == 0);
+        if (found)
+            for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
+    }
+    pthread_mutex_unlock(&lock);
+    free(pfd);
+    free(who);
+    return NULL;
+}
+
+/* A root communicator's pidfds (-1 where none: self, or no pidfd_open here). */
+static void open_pidfds(duet_comm_t c)
+{
+    for (int r = 0; r < c->size; r++) {
+        c->pidfds[r] = -1;
+#ifdef SYS_pidfd_open
+        if (r != c->rank) c->pidfds[r] = (int)syscall(SYS_pidfd_open, (pid_t)c->pids[r], 0);
+#endif
+    }
+}
+
+duet_status_t duet_ft_watch(duet_comm_t c)
+{
+    duet_status_t st = DUET_OK;
+    if (!c->parent) {
+        c->dead = calloc((size_t)c->size, sizeof *c->dead);
+        c->pidfds = malloc(sizeof *c->pidfds * (size_t)c->size);
+        if (!c->dead || !c->pidfds) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+        open_pidfds(c);
+    }
+    pthread_mutex_lock(&lock);
+    if (wake_fd < 0) wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (nwatched == capacity) {
+        int cap = capacity ? 2 * capacity : 8;
+        duet_comm_t *w = realloc(watched, sizeof *w * (size_t)cap);
+        if (!w) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+        else watched = w, capacity = cap;
+    }
+    if (st == DUET_OK) {
+        watched[nwatched++] = c;
+        generation++;
+        abort_if_member_dead(c); /* a team split after a death starts aborted */
+        if (!current && duet_cfg()->ft_period_ms > 0 && wake_fd >= 0) {
+            watcher_t *w = calloc(1, sizeof *w);
+            int err = w ? pthread_create(&w->thread, NULL, watch_loop, w) : ENOMEM;
+            if (err) {
+                DUET_LOG(WARN, INIT, "no failure detector: cannot start its thread: %s", strerror(err));
+                free(w);
+            } else {
+                current = w;
+            }
+        }
+        wake_thread();
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+void duet_ft_unwatch(duet_comm_t c)
+{
+    watcher_t *old = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nwatched; i++)
+        if (watched[i] == c) {
+            watched[i] = watched[--nwatched];
+            generation++;
+            break;
+        }
+    if (current && nwatched == 0) {
+        old = current;
+        old->stop = 1;
+        current = NULL;
+    }
+    wake_thread();
+    pthread_mutex_unlock(&lock);
+    if (old) {
+        pthread_join(old->thread, NULL);
+        free(old);
+    }
+    if (!c->parent && c->pidfds) { /* after the thread let go of them */
+        for (int r = 0; r < c->size; r++)
+            if (c->pidfds[r] >= 0) close(c->pidfds[r]);
+    }
+    free(c->pidfds);
+    free(c->dead);
+    c->pidfds = NULL;
+    c->dead = NULL;
+}
+
+duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_get_failed");
+    if (st) return st;
+    if (!nfailed || (max > 0 && !ranks))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_comm_get_failed: %s is NULL", nfailed ? "ranks" : "nfailed");
+    duet_comm_t root = root_of(c);
+    int n = 0;
+    for (int m = 0; m < c->size; m++) {
+        if (!root->dead || !atomic_load_explicit(&root->dead[c->heap_pe[m]], memory_order_acquire)) continue;
+        if (n < max) ranks[n] = m;
+        n++;
+    }
+    *nfailed = n;
+    return DUET_OK;
+}
