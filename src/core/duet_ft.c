@@ -1,12 +1,15 @@
 /*
  * duet_ft.c — the failure detector.
  *
- * One thread per process, running while at least one communicator is watched. Every
- * DUET_FT_PERIOD_MS it looks at the peers of each root communicator (all on this host; their
- * process ids came with the bootstrap, check_peers in duet_comm_init.c). A peer is dead when
- * kill(pid, 0) finds no such process, or /proc/<pid>/stat shows a zombie (exited, not yet
- * reaped). A stopped (SIGSTOP) or merely slow process is alive: nothing is inferred from
- * silence, so no live rank is ever declared dead.
+ * One thread per process, running while at least one communicator is watched. It watches
+ * the peers of each root communicator (all on this host; their process ids came with the
+ * bootstrap, check_peers in duet_comm_init.c): it sleeps in poll(2) on a pidfd per peer,
+ * which turns readable when that process exits (a zombie included), so a death is seen at
+ * once and an idle job costs nothing. Where there is no pidfd (a kernel before 5.3, a
+ * sandbox, DUET_FT_PIDFD=0) it polls every DUET_FT_PERIOD_MS instead: a peer is dead when
+ * kill(pid, 0) finds no such process, or (every ZOMBIE_EVERY periods) /proc/<pid>/stat shows
+ * a zombie (exited, not yet reaped). A stopped (SIGSTOP) or merely slow process is alive:
+ * nothing is inferred from silence, so no live rank is ever declared dead.
  *
  * On the first sight of a dead rank the thread marks it (root->dead) and, for every watched
  * communicator that has it as a member (the root and its teams), writes the reason ("rank 3
@@ -212,7 +215,7 @@ static void open_pidfds(duet_comm_t c)
     for (int r = 0; r < c->size; r++) {
         c->pidfds[r] = -1;
 #ifdef SYS_pidfd_open
-        if (r != c->rank) c->pidfds[r] = (int)syscall(SYS_pidfd_open, (pid_t)c->pids[r], 0);
+        if (r != c->rank && duet_cfg()->ft_pidfd) c->pidfds[r] = (int)syscall(SYS_pidfd_open, (pid_t)c->pids[r], 0);
 #endif
     }
 }

@@ -97,7 +97,11 @@ void duet_log_set_rank(int rank);
     X(WAIT_TIMEOUT, wait_timeout, SECS, "300",                                                   \
       "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
     X(FT_PERIOD_MS, ft_period_ms, NUM, "10",                                                     \
-      "Milliseconds between two checks of the peers' liveness (the failure detector); 0: none") \
+      "Milliseconds between two checks of the peers' liveness where a peer has no pidfd (the "  \
+      "failure detector); 0: no failure detector")                                              \
+    X(FT_PIDFD, ft_pidfd, INT, "1",                                                              \
+      "1: the failure detector sleeps on the peers' pidfds (instant, no polling); 0: it polls " \
+      "kill(pid, 0) and /proc every DUET_FT_PERIOD_MS")                                         \
     X(WAIT_SPIN_US, wait_spin_us, NUM, "20",                                                    \
       "Microseconds a wait spins before it starts yielding the core")                           \
     X(CUDA, cuda, STR, "auto",                                                                   \

@@ -1,9 +1,13 @@
 # ft.cmake — failure detection (test_ft_detect.c): a rank killed with SIGKILL in each kind of
 # wait, at 2, 3 and 4 ranks (the victim is the last rank, or rank 0 for `random` with an odd
-# seed); and a rank stopped with SIGSTOP for 0.3 s, which must not count as a death.
+# seed); and a rank stopped with SIGSTOP for 0.3 s, which must not count as a death. The
+# `poll` variants run without pidfds (DUET_FT_PIDFD=0: kill(pid, 0) every DUET_FT_PERIOD_MS).
 duet_ft_test(test_ft_detect RANKS 2 4 NAME allreduce ARGS allreduce)
 duet_ft_test(test_ft_detect RANKS 3 NAME random ARGS random)
 duet_ft_test(test_ft_detect RANKS 3 NAME barrier ARGS barrier)
 duet_ft_test(test_ft_detect RANKS 3 NAME signal ARGS signal)
 duet_ft_test(test_ft_detect RANKS 3 NAME group ARGS group)
 duet_ft_test(test_ft_detect RANKS 3 NAME sigstop ARGS sigstop)
+duet_ft_test(test_ft_detect RANKS 3 NAME allreduce-poll ENV DUET_FT_PIDFD=0 ARGS allreduce)
+duet_ft_test(test_ft_detect RANKS 3 NAME random-poll ENV DUET_FT_PIDFD=0 ARGS random)
+duet_ft_test(test_ft_detect RANKS 3 NAME sigstop-poll ENV DUET_FT_PIDFD=0 ARGS sigstop)
