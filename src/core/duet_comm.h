@@ -24,8 +24,8 @@ struct duet_comm {
     duet_boot_t boot;
     int slot;              /* team sync slot in the heap's internal area */
     uint64_t sync_epoch;   /* barriers completed on this communicator */
-    _Atomic int abort_flag; /* set to make every wait on this communicator stop */
-    char abort_why[128];   /* why it was set (wait_ctx.abort_why points here)   */
+    char abort_why[128];   /* why its waits stop (wait_ctx.abort_why points here; the
+                            * word they watch is duet_comm_ft(c)->abort, in shared memory) */
     int32_t *pids;         /* root communicator: each rank's process id (one host) */
     _Atomic unsigned char *dead; /* root communicator: 1 for a rank seen dead (duet_ft.c) */
     int *pidfds;           /* root communicator: a pidfd per peer, -1 where none (duet_ft.c) */
@@ -52,6 +52,13 @@ struct duet_comm {
 };
 
 #define DUET_COMM_MAGIC 0x4455455443304d4dull
+
+/* My fault-tolerance words for c (in my segment), and pe's (comm rank). */
+static inline duet_ft_area_t *duet_comm_ft(duet_comm_t c) { return duet_heap_ft(c->heap->local_base, c->slot); }
+static inline duet_ft_area_t *duet_comm_ft_of(duet_comm_t c, int pe)
+{
+    return duet_heap_ft(c->heap->peer_base[c->heap_pe[pe]], c->slot);
+}
 
 /* Validates a communicator handle (records the error and returns it if bad). */
 static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)

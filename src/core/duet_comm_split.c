@@ -87,8 +87,10 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     duet_boot_t boot;
     st = duet_boot_join(&boot, &leader->id, my_index, count, duet_cfg()->bootstrap_timeout);
     if (st != DUET_OK) goto out;
-    /* my flags of the slot start from zero before any member may use them */
+    /* my flags and fault-tolerance words of the slot start from zero before any member may
+     * use them */
     memset(duet_heap_slot(parent->heap->local_base, slot), 0, sizeof(duet_team_slot_t));
+    memset(duet_heap_ft(parent->heap->local_base, slot), 0, sizeof(duet_ft_area_t));
     st = duet_cuda_heap_slot_reset(parent->heap->gpu, slot);
     if (st == DUET_OK) st = duet_boot_barrier(&boot);
     if (st != DUET_OK) {

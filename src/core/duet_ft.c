@@ -79,7 +79,7 @@ static int process_alive(pid_t pid, int zombies)
 /* Raises c's abort flag if one of its members is dead (lock held). */
 static void abort_if_member_dead(duet_comm_t c)
 {
-    if (atomic_load_explicit(&c->abort_flag, memory_order_relaxed)) return;
+    if (atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed)) return;
     duet_comm_t root = root_of(c);
     if (!root->dead) return;
     int used = 0, ndead = 0;
@@ -99,8 +99,9 @@ static void abort_if_member_dead(duet_comm_t c)
     snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
              ndead > 4 ? ", ..." : "");
     c->wait_ctx.abort_why = c->abort_why;
-    c->wait_ctx.abort_status = DUET_ERR_PEER_FAILED;
-    atomic_store_explicit(&c->abort_flag, 1, memory_order_release);
+    int32_t none = 0; /* a revoke already there stays */
+    atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->abort, &none, DUET_ERR_PEER_FAILED,
+                                            memory_order_release, memory_order_relaxed);
     duet_cuda_set_abort(c, DUET_ERR_PEER_FAILED);
     DUET_LOG(WARN, INIT, "communicator of %d ranks (rank %d here): %s; its waits now return "
              "DUET_ERR_PEER_FAILED", c->size, c->rank, c->abort_why);

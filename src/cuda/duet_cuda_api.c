@@ -102,7 +102,7 @@ static duet_status_t comm_state(duet_comm_t c, duet_cuda_heap_t *g, duet_cuda_co
         return st;
     }
     /* a communicator that already lost a rank (duet_ft.c) hands its kernels the failure */
-    *cc->abort_host = atomic_load_explicit(&c->abort_flag, memory_order_acquire) ? (int32_t)c->wait_ctx.abort_status : 0;
+    *cc->abort_host = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
     cc->abort_dev = dev;
     c->cuda = *out = cc;
     return DUET_OK;

@@ -4,9 +4,9 @@
  *
  * Segment layout (the same on every rank, so an offset names the same object everywhere):
  *
- *   0          4 KiB                                 1 MiB                  user_end        seg_size
- *   | control   | team sync slots: 64 teams x 32 rounds | user heap            | collective   |
- *   | (doorbell)| x 64 B flags                          | (duet_malloc)        | zone         |
+ *   0          4 KiB                                             1 MiB                  user_end        seg_size
+ *   | control   | team sync slots: 64 teams x 32 rounds | FT areas | user heap            | collective   |
+ *   | (doorbell)| x 64 B flags                          | 64 x 4K  | (duet_malloc)        | zone         |
  *
  * The user heap is symmetric (one deterministic allocator, same offsets everywhere). The
  * collective zone is private: each rank carves its communicators' channels from it with a
@@ -44,7 +44,32 @@ typedef struct {
     duet_sync_flag_t round[DUET_SYNC_ROUNDS];
 } duet_team_slot_t;
 
-_Static_assert(DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t) <= DUET_HEAP_USER_OFFSET,
+/* A communicator's fault-tolerance words, one area per team slot in every member's segment
+ * (src/core/duet_ft.c, duet_comm_ft.c). A dead rank's segment stays mapped in the survivors,
+ * so its words can still be read (and the consensus in rank 0's segment still used). */
+#define DUET_FT_MAX_RANKS 4096
+#define DUET_FT_AREA_BYTES 4096
+typedef struct {
+    _Atomic int32_t abort;      /* 0, or the status every wait on the communicator returns
+                                 * here (my failure detector, or a peer's revoke)          */
+    _Atomic int32_t revoked_by; /* the revoking rank (of the communicator) + 1               */
+    char pad0[DUET_CACHELINE - 8];
+    /* consensus (used in the segment of the communicator's rank 0) */
+    _Atomic uint64_t claim;     /* (seq << 16) | (rank + 1): who decides seq                 */
+    _Atomic uint64_t decided;   /* the last seq decided                                      */
+    char pad1[DUET_CACHELINE - 16];
+    uint64_t failed[2][DUET_FT_MAX_RANKS / 64]; /* the decided failed set, by seq parity      */
+    /* my own posts (in my segment) */
+    _Atomic uint64_t posted;    /* the last seq whose flag I posted                           */
+    uint64_t flag[2];           /* agree: my flag, by seq parity                              */
+    _Atomic uint64_t id_ready;  /* shrink, as the new rank 0: the seq whose id is in new_id   */
+    char new_id[2][128];        /* shrink: the new communicator's bootstrap id, by parity     */
+} duet_ft_area_t;
+
+#define DUET_HEAP_FT_OFFSET (DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t))
+
+_Static_assert(sizeof(duet_ft_area_t) <= DUET_FT_AREA_BYTES, "a fault-tolerance area overflows");
+_Static_assert(DUET_HEAP_FT_OFFSET + DUET_TEAM_SLOTS * DUET_FT_AREA_BYTES <= DUET_HEAP_USER_OFFSET,
                "internal heap area overflows");
 
 typedef struct duet_heap {
@@ -73,6 +98,10 @@ static inline duet_heap_ctrl_t *duet_heap_ctrl(char *base) { return (duet_heap_c
 static inline duet_team_slot_t *duet_heap_slot(char *base, int slot)
 {
     return (duet_team_slot_t *)(void *)(base + DUET_HEAP_CTRL_BYTES) + slot;
+}
+static inline duet_ft_area_t *duet_heap_ft(char *base, int slot)
+{
+    return (duet_ft_area_t *)(void *)(base + DUET_HEAP_FT_OFFSET + (size_t)slot * DUET_FT_AREA_BYTES);
 }
 static inline size_t duet_heap_user_size(const duet_heap_t *h) { return h->seg_size - DUET_HEAP_USER_OFFSET; }
 

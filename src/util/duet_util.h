@@ -202,10 +202,12 @@ typedef struct {
 
 typedef struct {
     duet_doorbell_t *doorbell;    /* this rank's doorbell (may be NULL: no sleeping) */
-    const _Atomic int *abort_flag; /* non-zero: stop waiting (may be NULL)           */
-    duet_status_t abort_status;   /* status returned when abort_flag is set          */
+    const _Atomic int *abort_flag; /* non-zero: stop waiting (may be NULL); a negative
+                                   * value is the status to return                   */
+    duet_status_t abort_status;   /* status returned when abort_flag is positive     */
     const char *abort_why;        /* what set it ("rank 3 died"), or NULL; written
                                    * before the flag                                 */
+    const _Atomic int *revoked_by; /* for DUET_ERR_REVOKED: the revoking rank + 1     */
     double timeout_s;             /* 0: no deadline                                  */
     double spin_us;               /* how long to spin before yielding                */
 } duet_wait_ctx_t;

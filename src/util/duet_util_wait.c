@@ -71,15 +71,22 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
 {
     const duet_wait_ctx_t *ctx = w->ctx;
     char what[160];
-    if (ctx && ctx->abort_flag && atomic_load_explicit(ctx->abort_flag, memory_order_acquire)) {
+    int aborted;
+    if (ctx && ctx->abort_flag && (aborted = atomic_load_explicit(ctx->abort_flag, memory_order_acquire)) != 0) {
+        /* the word holds the status to return (a negative duet_status_t), else abort_status */
+        duet_status_t status = aborted < 0 ? (duet_status_t)aborted : ctx->abort_status;
         describe(w, what, sizeof what);
-        const char *why = ctx->abort_why ? ctx->abort_why : "", *open = why[0] ? " (" : "",
-                   *close = why[0] ? ")" : "";
+        char revoker[48];
+        const char *why = ctx->abort_why && status != DUET_ERR_REVOKED ? ctx->abort_why : "";
+        if (status == DUET_ERR_REVOKED && ctx->revoked_by && atomic_load_explicit(ctx->revoked_by, memory_order_relaxed))
+            snprintf(revoker, sizeof revoker, "revoked by rank %d",
+                     atomic_load_explicit(ctx->revoked_by, memory_order_relaxed) - 1), why = revoker;
+        const char *open = why[0] ? " (" : "", *close = why[0] ? ")" : "";
         if (w->peer >= 0)
-            return duet_error_set(ctx->abort_status, "%s%s%s%s while waiting for %s from rank %d",
-                                  duet_status_str(ctx->abort_status), open, why, close, what, w->peer);
-        return duet_error_set(ctx->abort_status, "%s%s%s%s while waiting for %s",
-                              duet_status_str(ctx->abort_status), open, why, close, what);
+            return duet_error_set(status, "%s%s%s%s while waiting for %s from rank %d", duet_status_str(status), open,
+                                  why, close, what, w->peer);
+        return duet_error_set(status, "%s%s%s%s while waiting for %s", duet_status_str(status), open, why, close,
+                              what);
     }
     /* The first turns are a bare load loop: a peer that answers within a microsecond is
      * seen at once (a pause here costs ~10 ns of every round trip). Then the clock is read
