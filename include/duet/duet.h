@@ -165,9 +165,34 @@ int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
  * go on unaffected.
  * ------------------------------------------------------------------------------------ */
 
-/* The ranks of comm this process has seen die, ascending (ranks of comm): up to `max` of
- * them into `ranks` (may be NULL when max is 0), and how many there are into *nfailed. */
+/* The failed ranks of comm, ascending (ranks of comm): after a duet_comm_agree on comm, the
+ * set it decided (the same on every survivor); before any, those this process has seen die.
+ * Up to `max` of them go into `ranks` (may be NULL when max is 0); *nfailed gets how many
+ * there are. */
 duet_status_t duet_comm_get_failed(duet_comm_t comm, int *ranks, int max, int *nfailed);
+
+/* Revokes comm on every member, not only here: their pending and later waits on it return
+ * DUET_ERR_REVOKED, naming the revoking rank. Not collective: any member may call it, as
+ * often as it likes. A revoked communicator is good for duet_comm_shrink, duet_comm_agree,
+ * duet_comm_get_failed and duet_comm_destroy. (GPU kernels of the other members see a
+ * revoke only through the host calls that queued them, for now.) */
+duet_status_t duet_comm_revoke(duet_comm_t comm);
+
+/* Collective over the survivors of comm (the dead take no part; comm may have failed or
+ * been revoked): they agree on which ranks failed, and each gets *newcomm holding exactly
+ * the others, ranked 0..n-1 in their order in comm. newcomm shares comm's symmetric heap:
+ * every allocation made before keeps its address and its contents on every survivor, and
+ * one-sided calls and collectives on newcomm reach the same objects (no re-allocation, no
+ * copy). What is not carried over: the dead ranks' memory (still mapped but no longer
+ * anyone's), GPU collective state (re-made on first use), tuner decisions. Destroy newcomm
+ * with duet_comm_destroy before duet_finalize. A rank that dies during the shrink makes it
+ * fail on the others (DUET_ERR_PEER_FAILED or DUET_ERR_TIMEOUT); shrinking again then works. */
+duet_status_t duet_comm_shrink(duet_comm_t comm, duet_comm_t *newcomm);
+
+/* Collective over the survivors of comm, fault tolerant: *flag becomes the bitwise AND of
+ * every survivor's *flag (the same value on all), and the survivors agree on the failed set
+ * (duet_comm_get_failed gives it afterwards). Works on failed and revoked communicators. */
+duet_status_t duet_comm_agree(duet_comm_t comm, int *flag);
 
 /* ------------------------------------------------------------------------------------
  * Symmetric heap

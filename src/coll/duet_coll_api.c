@@ -38,7 +38,7 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
                                 size_t count, duet_datatype_t dt, duet_op_t op, int root,
                                 duet_stream_t stream, const char *fn)
 {
-    duet_status_t st = duet_comm_check(c, fn);
+    duet_status_t st = duet_comm_check_usable(c, fn);
     if (st) return st;
     if (duet_datatype_size(dt) == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: datatype %d is not a duet_datatype_t", fn, (int)dt);
@@ -243,6 +243,7 @@ static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t 
                       duet_op_t op, duet_stream_t stream)
 {
     return c && c->magic == DUET_COMM_MAGIC && c->lane_hit.valid && c->lane_hit.count == count &&
+           !atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) &&
            c->lane_hit.dt == (int)dt && c->lane_hit.in_place == (sendbuf == recvbuf) &&
            c->lane_hit.epoch == c->tune_epoch && sendbuf && recvbuf && !stream && (unsigned)op < DUET_OP_COUNT &&
            duet_coll_group_depth() == 0 && !duet_log_enabled(DUET_LOG_INFO, DUET_SUBSYS_TUNE);

@@ -29,6 +29,8 @@ struct duet_comm {
     int32_t *pids;         /* root communicator: each rank's process id (one host) */
     _Atomic unsigned char *dead; /* root communicator: 1 for a rank seen dead (duet_ft.c) */
     int *pidfds;           /* root communicator: a pidfd per peer, -1 where none (duet_ft.c) */
+    uint64_t ft_calls;     /* duet_comm_agree / duet_comm_shrink calls so far (duet_comm_ft.c) */
+    uint64_t *agreed_failed; /* the failed set the last agree decided (a bit per rank), or NULL */
     duet_wait_ctx_t wait_ctx;
     char tag[64];          /* names this communicator's shared-memory segments */
     struct duet_coll_chan *chan; /* collective channels to every member */
@@ -68,6 +70,17 @@ static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
     if (DUET_UNLIKELY(c->magic != DUET_COMM_MAGIC))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: not a live communicator (destroyed?)", fn);
     return DUET_OK;
+}
+
+/* duet_comm_check, and c must be neither revoked nor have lost a member (what collectives
+ * and barriers need); else the status in its abort word, with a message saying why. */
+duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status);
+static inline duet_status_t duet_comm_check_usable(duet_comm_t c, const char *fn)
+{
+    duet_status_t st = duet_comm_check(c, fn);
+    if (st) return st;
+    int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
+    return DUET_LIKELY(a == 0) ? DUET_OK : duet_comm_unusable_(c, fn, a);
 }
 
 /* Builds a communicator around a joined bootstrap (takes ownership of *boot). With

@@ -202,9 +202,15 @@ duet_status_t duet_init(void)
 
 static duet_status_t comm_free(duet_comm_t c)
 {
-    duet_ft_unwatch(c);
-    /* everyone stops touching everyone's memory before any segment is unmapped */
+    /* everyone stops touching everyone's memory before any segment is unmapped; on a
+     * communicator that lost a member (or was revoked) the barrier cannot complete: its
+     * failure is expected then, and the rest is freed all the same */
     duet_status_t st = duet_boot_barrier(&c->boot);
+    if (st == DUET_ERR_PEER_FAILED && atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire)) {
+        DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
+        st = DUET_OK;
+    }
+    duet_ft_unwatch(c);
     if (c->parent) {
         c->parent->children--;
         c->heap->slots_used &= ~(1ull << c->slot);
@@ -223,6 +229,7 @@ static duet_status_t comm_free(duet_comm_t c)
     c->magic = 0;
     free(c->heap_pe);
     free(c->pids);
+    free(c->agreed_failed);
     free(c);
     return st;
 }

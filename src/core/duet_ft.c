@@ -289,16 +289,51 @@ void duet_ft_unwatch(duet_comm_t c)
     c->dead = NULL;
 }
 
+duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
+{
+    if (status == DUET_ERR_REVOKED)
+        return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by rank %d (duet_comm_shrink "
+                              "gives a new one)", fn, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
+                                                                           memory_order_relaxed) - 1);
+    return duet_error_set(status < 0 ? (duet_status_t)status : DUET_ERR_PEER_FAILED,
+                          "%s: the communicator has lost a member (%s); duet_comm_shrink gives one of the "
+                          "survivors", fn, c->abort_why[0] ? c->abort_why : "a rank died");
+}
+
+void duet_ft_refresh(duet_comm_t c)
+{
+    duet_comm_t root = root_of(c);
+    if (!root->dead || !root->pids) return;
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int m = 0; m < c->size; m++) {
+        int w = c->heap_pe[m];
+        if (w == root->rank || atomic_load_explicit(&root->dead[w], memory_order_relaxed)) continue;
+        if (!process_alive((pid_t)root->pids[w], 1)) mark_dead(root, w, "found by a direct look"), found = 1;
+    }
+    if (found)
+        for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
+    pthread_mutex_unlock(&lock);
+}
+
+int duet_ft_is_dead(duet_comm_t c, int r)
+{
+    duet_comm_t root = root_of(c);
+    return root->dead && atomic_load_explicit(&root->dead[c->heap_pe[r]], memory_order_acquire);
+}
+
+duet_comm_t duet_ft_root(duet_comm_t c) { return root_of(c); }
+
 duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_get_failed");
     if (st) return st;
     if (!nfailed || (max > 0 && !ranks))
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_comm_get_failed: %s is NULL", nfailed ? "ranks" : "nfailed");
-    duet_comm_t root = root_of(c);
     int n = 0;
     for (int m = 0; m < c->size; m++) {
-        if (!root->dead || !atomic_load_explicit(&root->dead[c->heap_pe[m]], memory_order_acquire)) continue;
+        int failed = c->agreed_failed ? (int)(c->agreed_failed[m / 64] >> (m % 64) & 1) : duet_ft_is_dead(c, m);
+        if (!failed) continue;
         if (n < max) ranks[n] = m;
         n++;
     }

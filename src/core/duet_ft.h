@@ -12,5 +12,12 @@
 duet_status_t duet_ft_watch(duet_comm_t c);
 /* Stops watching c (before it is freed); the thread ends with the last communicator. */
 void duet_ft_unwatch(duet_comm_t c);
+/* Looks at every member of c now (kill(pid, 0) and /proc, not waiting for the thread), and
+ * marks the dead as the thread would. */
+void duet_ft_refresh(duet_comm_t c);
+/* 1 when rank r of c has been seen dead here. */
+int duet_ft_is_dead(duet_comm_t c, int r);
+/* The root communicator c was split (or shrunk) from: the heap's owner. */
+duet_comm_t duet_ft_root(duet_comm_t c);
 
 #endif

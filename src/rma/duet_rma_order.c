@@ -72,13 +72,13 @@ static duet_status_t sync_slot(duet_comm_t c)
 
 duet_status_t duet_sync(duet_comm_t c)
 {
-    duet_status_t st = duet_comm_check(c, "duet_sync");
+    duet_status_t st = duet_comm_check_usable(c, "duet_sync");
     return st ? st : sync_slot(c);
 }
 
 duet_status_t duet_barrier(duet_comm_t c)
 {
-    duet_status_t st = duet_comm_check(c, "duet_barrier");
+    duet_status_t st = duet_comm_check_usable(c, "duet_barrier");
     if (!st) st = duet_rma_quiet_all(c);
     return st ? st : sync_slot(c);
 }

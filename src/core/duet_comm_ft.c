@@ -1,0 +1,281 @@
+/*
+ * duet_comm_ft.c — revoke, agree and shrink (after MPI's ULFM), over the members' shared
+ * memory. Every member's segment holds, per communicator (team slot), a fault-tolerance area
+ * (duet_ft_area_t in heap/duet_heap.h); a dead rank's segment stays mapped in the survivors,
+ * so what it wrote before dying can still be read, and the words in it still used.
+ *
+ * Revoke: the revoker writes DUET_ERR_REVOKED into every member's abort word (after its own
+ * rank into revoked_by) and rings their doorbells; their waits return at the next turn.
+ *
+ * Consensus on the failed set (decide): each agree / shrink call has a sequence number seq
+ * (the call's number on this communicator, times 256, plus the attempt), the same on every
+ * survivor since they make the same calls. In the area of the communicator's rank 0 (alive
+ * or not) the first survivor to swing `claim` to (seq, itself) writes the ranks it knows dead
+ * (a direct look at every member's process first, not waiting for its detector's thread,
+ * plus what an earlier agree decided) into failed[seq & 1] and then publishes decided = seq; the others wait for it and read
+ * that set. A claimer that dies before publishing is replaced: a survivor that sees it dead
+ * swings the claim to itself and writes anew. The set only holds ranks really dead (the
+ * failure detector only reports deaths), and every survivor reads the same one.
+ *
+ * Agree: after deciding D, every survivor posts its flag (flag[seq & 1], then posted = seq)
+ * and waits, for each rank outside D, until it has posted seq or is dead. A rank's post
+ * outlives it, so every survivor sees the same posts: if every rank outside D posted, the
+ * result is the AND of their flags (the same everywhere); if one died before posting, every
+ * survivor sees that too, and they all try again with the next attempt (a new D). Parities:
+ * nobody can be two sequence numbers ahead of a live survivor, so slots seq & 1 are safe.
+ *
+ * Shrink: after deciding D, the first rank outside D makes a bootstrap id and publishes it
+ * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks;
+ * a team slot free on all of them is picked over the new bootstrap, and the communicator is
+ * built as a team of the heap's root communicator (so it outlives comm, and shares its heap).
+ *
+ * The protocol's own waits ignore the communicator's abort word (they must run on failed and
+ * revoked communicators) but keep the deadline (DUET_WAIT_TIMEOUT) and give up at once when
+ * what they wait for is dead.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "core/duet_comm.h"
+#include "core/duet_ft.h"
+#include "cuda/duet_cuda_heap.h"
+
+#define ATTEMPTS 256 /* retries of one agree: each needs a death during the one before */
+
+static uint64_t seq_of(uint64_t call, int attempt) { return call << 8 | (uint64_t)attempt; }
+
+static size_t set_words(const duet_comm_t c) { return ((size_t)c->size + 63) / 64; }
+static int set_has(const uint64_t *set, int r) { return (int)(set[r / 64] >> (r % 64) & 1); }
+
+/* The wait context of the protocol: c's doorbell and deadline, not its abort word. */
+static void protocol_ctx(duet_comm_t c, duet_wait_ctx_t *ctx)
+{
+    *ctx = c->wait_ctx;
+    ctx->abort_flag = NULL;
+}
+
+/* Decides the failed set of sequence number seq (see above) into set (set_words(c) words). */
+static duet_status_t decide(duet_comm_t c, uint64_t seq, uint64_t *set, const char *fn)
+{
+    duet_ft_area_t *a0 = duet_comm_ft_of(c, 0);
+    duet_wait_ctx_t ctx;
+    protocol_ctx(c, &ctx);
+    duet_waiter_t w;
+    duet_waiter_init(&w, &ctx, "%s: the decision on the failed ranks (seq %llu)", fn, (unsigned long long)seq, 0, -1);
+    size_t words = set_words(c);
+    for (;;) {
+        if (atomic_load_explicit(&a0->decided, memory_order_acquire) >= seq) {
+            memcpy(set, a0->failed[seq & 1], words * sizeof *set);
+            return DUET_OK;
+        }
+        uint64_t claim = atomic_load_explicit(&a0->claim, memory_order_acquire);
+        uint64_t claim_seq = claim >> 16;
+        int claimer = (int)(claim & 0xffff) - 1;
+        if (claim_seq < seq || (claim_seq == seq && claimer >= 0 && duet_ft_is_dead(c, claimer))) {
+            uint64_t mine = seq << 16 | (uint64_t)(c->rank + 1);
+            /* what I propose: every death I can see now (a revoke or a peer may have told me of a
+             * failure before my detector's thread saw it), and what an earlier agree decided */
+            duet_ft_refresh(c);
+            if (atomic_compare_exchange_strong_explicit(&a0->claim, &claim, mine, memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                uint64_t *out = a0->failed[seq & 1];
+                memset(out, 0, words * sizeof *out);
+                for (int r = 0; r < c->size; r++)
+                    if (r != c->rank && (duet_ft_is_dead(c, r) || (c->agreed_failed && set_has(c->agreed_failed, r))))
+                        out[r / 64] |= 1ull << (r % 64);
+                atomic_store_explicit(&a0->decided, seq, memory_order_release);
+            }
+            continue;
+        }
+        duet_status_t st = duet_waiter_turn(&w);
+        if (st) return st;
+    }
+}
+
+duet_status_t duet_comm_revoke(duet_comm_t c)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_revoke");
+    if (st) return st;
+    for (int r = 0; r < c->size; r++) {
+        duet_ft_area_t *a = duet_comm_ft_of(c, r);
+        atomic_store_explicit(&a->revoked_by, c->rank + 1, memory_order_relaxed);
+        atomic_store_explicit(&a->abort, DUET_ERR_REVOKED, memory_order_release);
+        duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[r]])->doorbell);
+    }
+    duet_cuda_set_abort(c, DUET_ERR_REVOKED);
+    DUET_LOG(INFO, INIT, "duet_comm_revoke: rank %d revoked its communicator of %d ranks", c->rank, c->size);
+    return DUET_OK;
+}
+
+/* ---------------------------------------------------------------- agree */
+
+/* Waits until rank r has posted seq (1, *flag gets its flag) or is dead without having
+ * posted it (0). */
+static duet_status_t await_post(duet_comm_t c, int r, uint64_t seq, int *posted, uint64_t *flag, const char *fn)
+{
+    duet_ft_area_t *a = duet_comm_ft_of(c, r);
+    duet_wait_ctx_t ctx;
+    protocol_ctx(c, &ctx);
+    duet_waiter_t w;
+    duet_waiter_init(&w, &ctx, "%s: rank %llu's flag (seq %llu)", fn, (unsigned long long)r, (unsigned long long)seq, r);
+    for (;;) {
+        int dead = duet_ft_is_dead(c, r); /* read before the post: a post never follows a death */
+        if (atomic_load_explicit(&a->posted, memory_order_acquire) >= seq) {
+            *posted = 1;
+            *flag = a->flag[seq & 1];
+            return DUET_OK;
+        }
+        if (dead) {
+            *posted = 0;
+            return DUET_OK;
+        }
+        duet_status_t st = duet_waiter_turn(&w);
+        if (st) return st;
+    }
+}
+
+static duet_status_t agree(duet_comm_t c, int *flag)
+{
+    const char *fn = "duet_comm_agree";
+    uint64_t call = ++c->ft_calls;
+    size_t words = set_words(c);
+    uint64_t *set = calloc(words, sizeof *set);
+    if (!set) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    duet_ft_area_t *mine = duet_comm_ft(c);
+    duet_status_t st = DUET_OK;
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        uint64_t seq = seq_of(call, attempt);
+        if ((st = decide(c, seq, set, fn))) break;
+        mine->flag[seq & 1] = (uint64_t)(uint32_t)*flag;
+        atomic_store_explicit(&mine->posted, seq, memory_order_release);
+        uint64_t result = (uint64_t)(uint32_t)*flag;
+        int complete = 1;
+        for (int r = 0; r < c->size && st == DUET_OK; r++) {
+            if (r == c->rank || set_has(set, r)) continue;
+            int posted;
+            uint64_t f;
+            if ((st = await_post(c, r, seq, &posted, &f, fn))) break;
+            if (posted) result &= f;
+            else complete = 0; /* died before posting: every survivor sees it so, and tries again */
+        }
+        if (st) break;
+        if (complete) {
+            free(c->agreed_failed);
+            c->agreed_failed = set;
+            *flag = (int)(uint32_t)result;
+            return DUET_OK;
+        }
+    }
+    free(set);
+    if (st == DUET_OK)
+        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: %d attempts, each ended by a death", fn, ATTEMPTS);
+    return st;
+}
+
+duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_agree");
+    if (st) return st;
+    if (!flag) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_agree: flag is NULL");
+    st = agree(c, flag);
+    return st ? duet_error_wrap(st, "duet_comm_agree") : DUET_OK;
+}
+
+/* ---------------------------------------------------------------- shrink */
+
+/* The new communicator's bootstrap id, from its rank 0 (`lead`, a rank of c). */
+static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, duet_unique_id_t *id, const char *fn)
+{
+    _Static_assert(sizeof(duet_unique_id_t) <= sizeof(((duet_ft_area_t *)0)->new_id[0]), "the id fits");
+    duet_ft_area_t *a = duet_comm_ft_of(c, lead);
+    if (lead == c->rank) {
+        duet_status_t st = duet_get_unique_id(id);
+        if (st) return st;
+        memcpy(a->new_id[seq & 1], id, sizeof *id);
+        atomic_store_explicit(&a->id_ready, seq, memory_order_release);
+        return DUET_OK;
+    }
+    duet_wait_ctx_t ctx;
+    protocol_ctx(c, &ctx);
+    duet_waiter_t w;
+    duet_waiter_init(&w, &ctx, "%s: the new communicator's bootstrap id from rank %llu", fn, (unsigned long long)lead,
+                     0, lead);
+    while (atomic_load_explicit(&a->id_ready, memory_order_acquire) < seq) {
+        if (duet_ft_is_dead(c, lead))
+            return DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: rank %d, the new communicator's rank 0, died during "
+                             "the shrink; shrink again", fn, lead);
+        duet_status_t st = duet_waiter_turn(&w);
+        if (st) return st;
+    }
+    memcpy(id, a->new_id[seq & 1], sizeof *id);
+    return DUET_OK;
+}
+
+static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
+{
+    const char *fn = "duet_comm_shrink";
+    uint64_t seq = seq_of(++c->ft_calls, 0);
+    size_t words = set_words(c);
+    uint64_t *set = calloc(words, sizeof *set);
+    int *heap_pe = malloc(sizeof(int) * (size_t)c->size);
+    duet_status_t st = set && heap_pe ? DUET_OK : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    if (st == DUET_OK) st = decide(c, seq, set, fn);
+    int count = 0, my_rank = -1, lead = -1;
+    for (int r = 0; st == DUET_OK && r < c->size; r++) {
+        if (set_has(set, r)) continue;
+        if (lead < 0) lead = r;
+        if (r == c->rank) my_rank = count;
+        heap_pe[count++] = c->heap_pe[r];
+    }
+    duet_unique_id_t id;
+    if (st == DUET_OK) st = lead_id(c, lead, seq, &id, fn);
+    duet_boot_t boot;
+    int joined = 0;
+    if (st == DUET_OK && (st = duet_boot_join(&boot, &id, my_rank, count, duet_cfg()->bootstrap_timeout)) == DUET_OK)
+        joined = 1;
+    /* a team slot free on every survivor */
+    duet_comm_t root = duet_ft_root(c);
+    duet_heap_t *h = root->heap;
+    uint64_t *used = st == DUET_OK ? malloc(sizeof *used * (size_t)count) : NULL;
+    if (st == DUET_OK && !used) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    if (st == DUET_OK) st = duet_boot_allgather(&boot, &h->slots_used, used, sizeof *used);
+    int slot = -1;
+    if (st == DUET_OK) {
+        uint64_t all = 1; /* slot 0 is the root communicator's */
+        for (int i = 0; i < count; i++) all |= used[i];
+        for (int s = 1; s < DUET_TEAM_SLOTS && slot < 0; s++)
+            if (!(all & (1ull << s))) slot = s;
+        if (slot < 0)
+            st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: all %d team sync slots are in use by teams of the "
+                           "survivors; destroy some first", fn, DUET_TEAM_SLOTS - 1);
+    }
+    free(used);
+    if (st == DUET_OK) { /* my words of the slot start from zero before any member may use them */
+        memset(duet_heap_slot(h->local_base, slot), 0, sizeof(duet_team_slot_t));
+        memset(duet_heap_ft(h->local_base, slot), 0, sizeof(duet_ft_area_t));
+        st = duet_cuda_heap_slot_reset(h->gpu, slot);
+    }
+    if (st == DUET_OK) st = duet_boot_barrier(&boot);
+    if (st == DUET_OK) {
+        h->slots_used |= 1ull << slot;
+        st = duet_comm_build_(newcomm, &boot, root, heap_pe, slot, 0, root->tag);
+        heap_pe = NULL; /* the communicator's now (or freed on failure) */
+        joined = 0;     /* so is the bootstrap */
+        if (st != DUET_OK) h->slots_used &= ~(1ull << slot);
+    }
+    if (joined) duet_boot_close(&boot);
+    if (st == DUET_OK)
+        DUET_LOG(INFO, INIT, "%s: %d of %d ranks go on (rank %d here is rank %d)", fn, count, c->size, c->rank, my_rank);
+    free(set);
+    free(heap_pe);
+    return st;
+}
+
+duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_shrink");
+    if (st) return st;
+    if (!newcomm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_shrink: newcomm is NULL");
+    *newcomm = NULL;
+    st = shrink(c, newcomm);
+    return st ? duet_error_wrap(st, "duet_comm_shrink") : DUET_OK;
+}
