@@ -171,6 +171,13 @@ int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
  * there are. */
 duet_status_t duet_comm_get_failed(duet_comm_t comm, int *ranks, int max, int *nfailed);
 
+/* DUET_OK while comm is sound; once a member died (DUET_ERR_PEER_FAILED) or comm was revoked
+ * (DUET_ERR_REVOKED), that status, sticky, with duet_last_error() saying which rank. The way
+ * to learn of a failure met by calls that report nothing themselves (device-side puts of a
+ * kernel, say). One-sided calls to a rank seen dead return DUET_ERR_PEER_FAILED; to live
+ * ranks they go on working on a communicator that lost another member. */
+duet_status_t duet_comm_status(duet_comm_t comm);
+
 /* Revokes comm on every member, not only here: their pending and later waits on it return
  * DUET_ERR_REVOKED, naming the revoking rank. Not collective: any member may call it, as
  * often as it likes. A revoked communicator is good for duet_comm_shrink, duet_comm_agree,

@@ -29,6 +29,7 @@ struct duet_comm {
     int32_t *pids;         /* root communicator: each rank's process id (one host) */
     _Atomic unsigned char *dead; /* root communicator: 1 for a rank seen dead (duet_ft.c) */
     int *pidfds;           /* root communicator: a pidfd per peer, -1 where none (duet_ft.c) */
+    const _Atomic unsigned char *dead_pe; /* the root's `dead`, by heap pe (any communicator) */
     uint64_t ft_calls;     /* duet_comm_agree / duet_comm_shrink calls so far (duet_comm_ft.c) */
     uint64_t *agreed_failed; /* the failed set the last agree decided (a bit per rank), or NULL */
     duet_wait_ctx_t wait_ctx;

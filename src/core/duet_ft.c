@@ -230,6 +230,7 @@ duet_status_t duet_ft_watch(duet_comm_t c)
         if (!c->dead || !c->pidfds) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         open_pidfds(c);
     }
+    c->dead_pe = root_of(c)->dead;
     pthread_mutex_lock(&lock);
     if (wake_fd < 0) wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (nwatched == capacity) {
@@ -287,6 +288,20 @@ void duet_ft_unwatch(duet_comm_t c)
     free(c->dead);
     c->pidfds = NULL;
     c->dead = NULL;
+    c->dead_pe = NULL;
+}
+
+duet_status_t duet_comm_status(duet_comm_t c)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_status");
+    if (st) return st;
+    int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
+    if (a) return duet_comm_unusable_(c, "duet_comm_status", a);
+    for (int m = 0; m < c->size; m++) /* the detector marks the dead before it raises the word */
+        if (duet_ft_is_dead(c, m))
+            return duet_error_set(DUET_ERR_PEER_FAILED, "duet_comm_status: rank %d died; duet_comm_shrink gives "
+                                  "a communicator of the survivors", m);
+    return DUET_OK;
 }
 
 duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)

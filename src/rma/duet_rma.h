@@ -1,6 +1,6 @@
 /*
  * duet_rma.h — argument checks shared by the one-sided calls. Everything a call needs
- * (is the communicator live, is the PE in range, does [addr, addr+bytes) lie inside the
+ * (is the communicator live, is the PE in range and alive, does [addr, addr+bytes) lie inside the
  * symmetric heap) is checked here before any byte moves, so bad input gets
  * DUET_ERR_INVALID_ARG with a message, never a crash. An address outside the host heap but
  * in my part of the GPU heap is not an error: duet_rma_where says DUET_RMA_GPU and the call
@@ -54,7 +54,10 @@ static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, d
 {
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
-    *ep = &c->heap->eps[c->heap_pe[pe]];
+    int hp = c->heap_pe[pe];
+    if (DUET_UNLIKELY(c->dead_pe && atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed)))
+        return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d (rank %d died)", fn, pe, pe);
+    *ep = &c->heap->eps[hp];
     return DUET_OK;
 }
 

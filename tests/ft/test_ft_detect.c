@@ -11,6 +11,9 @@
  *   barrier     the survivors are in duet_barrier when the victim dies
  *   signal      the survivors wait (duet_signal_wait_until) for a signal the victim never sends
  *   group       the survivors are in duet_group_end of two allreduces
+ *   puts        a storm of put_nbi to every rank (quiet every 64); the victim dies in it: the
+ *               first put to it returns DUET_ERR_PEER_FAILED (puts to the live ranks still
+ *               work), and duet_comm_status says so from then on
  *   sigstop     no death: rank 0 stops rank 1 with SIGSTOP for 0.3 s in the middle of the
  *               loop, then SIGCONT; nobody may see a failure (a stopped rank is alive)
  * Before dying, the victim stores the time (CLOCK_MONOTONIC, one host) into every survivor's
@@ -157,6 +160,32 @@ static void scenario_wait(const char *kind)
     check_detected(st, kind);
 }
 
+static void scenario_puts(void)
+{
+    enum { MSG = 256 };
+    char *buf = duet_malloc(W, (size_t)npes * MSG);
+    CHECK(buf != NULL, "duet_malloc");
+    char x[MSG];
+    memset(x, me, sizeof x);
+    CHECK_OK(duet_barrier(W));
+    for (long i = 0;; i++) {
+        if (me == victim && i == 2000) die_now();
+        int pe = (int)(i % npes);
+        duet_status_t st = duet_put_nbi(W, buf + me * MSG, x, MSG, pe);
+        if (st == DUET_OK && i % 64 == 63) st = duet_quiet(W);
+        if (st != DUET_OK) {
+            CHECK(pe == victim || st == DUET_ERR_PEER_FAILED, "put storm: %s to rank %d", duet_status_str(st), pe);
+            CHECK_STATUS(duet_comm_status(W), DUET_ERR_PEER_FAILED);
+            /* the live ranks are still reachable */
+            for (int q = 0; q < npes; q++)
+                if (q != victim) CHECK_OK(duet_put(W, buf + me * MSG, x, MSG, q));
+            check_detected(st, "put storm");
+            return;
+        }
+        CHECK(i < 100000000, "no failure seen");
+    }
+}
+
 static void scenario_sigstop(void)
 {
     int pids[64];
@@ -203,6 +232,7 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "barrier") || !strcmp(scenario, "signal") || !strcmp(scenario, "group"))
         scenario_wait(scenario);
     else if (!strcmp(scenario, "sigstop")) scenario_sigstop();
+    else if (!strcmp(scenario, "puts")) scenario_puts();
     else FATAL("unknown scenario %s", scenario);
     if (team) CHECK_OK(duet_comm_destroy(team));
     duet_status_t fst = duet_finalize();
