@@ -161,8 +161,11 @@ int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
  * dead). When a rank dies, every wait on a communicator that has it as a member — in a
  * collective, a barrier, wait_until, a signal wait, a group end, a GPU kernel — returns
  * DUET_ERR_PEER_FAILED at its next turn, with a message naming the dead rank, and so do the
- * later calls on that communicator that have to wait. Communicators without the dead rank
- * go on unaffected.
+ * later collectives and barriers on that communicator. Communicators without the dead rank
+ * go on unaffected. docs/FAULT_TOLERANCE.md is the guide (with a program that survives a
+ * kill). Hang diagnosis: on SIGUSR2 (DUET_HANG_SIGNAL), or for waits older than
+ * DUET_HANG_REPORT_S, each rank logs what it waits for ("duet_allreduce #1042 (ring), step 5
+ * of 12 from rank 3: waiting 12.3 s").
  * ------------------------------------------------------------------------------------ */
 
 /* The failed ranks of comm, ascending (ranks of comm): after a duet_comm_agree on comm, the

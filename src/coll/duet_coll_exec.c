@@ -11,6 +11,7 @@
  * round 2 waits — the pipelining of a chunked ring. A sweep that moves nothing waits one
  * turn of the wait loop (spin, yield, sleep; deadline and abort checked).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll.h"
@@ -107,6 +108,7 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
     int pending = nsteps, waiting = 0, stuck = 0;
     duet_status_t st = DUET_OK;
     duet_waiter_t w;
+    char label[96];
     while (pending > 0) {
         int progress = 0;
         for (int q = 0; q < 2 * n; q++) {
@@ -134,8 +136,10 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
             waiting = 0;
             continue;
         }
-        if (!waiting) {
-            duet_waiter_init(&w, &c->wait_ctx, "%s, step %llu of %llu", what, (unsigned long long)stuck,
+        if (!waiting) { /* the call named as a report of the wait shows it (once per wait) */
+            snprintf(label, sizeof label, "%s #%llu (%s)", what, (unsigned long long)c->coll_calls,
+                     s->name ? s->name : "a schedule");
+            duet_waiter_init(&w, &c->wait_ctx, "%s, step %llu of %llu", label, (unsigned long long)stuck,
                              (unsigned long long)nsteps, s->steps[stuck].peer);
             waiting = 1;
         }

@@ -51,6 +51,7 @@ typedef struct {
     size_t elem;      /* element size: reductions act on whole elements */
     duet_status_t error; /* first failure while building (out of memory) */
     uint8_t call;        /* stamped on every step added (see duet_sched_append) */
+    const char *name;    /* the algorithm that built it (the tuner sets it), or NULL */
     uint8_t recv_stable; /* set by the builder: no step writes a part of the receive buffer
                           * after a send has read it, so sends from it may go by reference
                           * (duet_coll_chan.h) — true of broadcast and allgather */

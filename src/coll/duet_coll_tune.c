@@ -140,6 +140,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     }
     duet_sched_init(sched, a->rank, a->nranks, a->elem);
     duet_status_t st = best->build(a, sched);
+    sched->name = best->name;
     *algo = best;
     *plan = sched;
     if (st) {

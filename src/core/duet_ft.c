@@ -11,6 +11,10 @@
  * a zombie (exited, not yet reaped). A stopped (SIGSTOP) or merely slow process is alive:
  * nothing is inferred from silence, so no live rank is ever declared dead.
  *
+ * The same thread reports what the process waits for (hang diagnosis): when DUET_HANG_SIGNAL
+ * (SIGUSR2 by default; duetrun forwards it to every rank) arrives, and for every wait older
+ * than DUET_HANG_REPORT_S, from the notes the wait loop keeps (duet_wait_report).
+ *
  * On the first sight of a dead rank the thread marks it (root->dead) and, for every watched
  * communicator that has it as a member (the root and its teams), writes the reason ("rank 3
  * died") and DUET_ERR_PEER_FAILED into the wait context, then raises the abort flag: every
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -32,6 +37,8 @@
 #include "cuda/duet_cuda_heap.h"
 
 #define ZOMBIE_EVERY 10 /* without pidfds: read /proc for zombies every 10th period */
+
+static _Atomic int report_asked; /* set by the hang signal's handler */
 
 typedef struct {
     pthread_t thread;
@@ -169,6 +176,68 @@ static int build_poll_set(struct pollfd **pfd, who_t **who, int *cap, int *fallb
     return n;
 }
 
+/* ---- hang diagnosis: on DUET_HANG_SIGNAL, and for waits older than DUET_HANG_REPORT_S */
+
+static void on_hang_signal(int sig)
+{
+    (void)sig;
+    atomic_store_explicit(&report_asked, 1, memory_order_relaxed);
+    wake_thread(); /* write(2): async-signal-safe */
+}
+
+static int hang_signal_number(void)
+{
+    const char *v = duet_cfg()->hang_signal;
+    if (!v[0] || !strcasecmp(v, "none") || !strcmp(v, "0")) return 0;
+    if (!strcasecmp(v, "USR1") || !strcasecmp(v, "SIGUSR1")) return SIGUSR1;
+    if (!strcasecmp(v, "USR2") || !strcasecmp(v, "SIGUSR2")) return SIGUSR2;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n <= 0 || n >= NSIG) {
+        DUET_LOG(WARN, INIT, "DUET_HANG_SIGNAL=%s is not USR1, USR2, a signal number or none: no handler", v);
+        return 0;
+    }
+    return (int)n;
+}
+
+static int hang_sig; /* the signal whose handler we installed, 0: none */
+
+/* Installs the hang signal's handler, where the program left that signal at its default
+ * (while the detector runs: the last communicator's end puts the default back). */
+static void install_hang_signal(void)
+{
+    int sig = hang_signal_number();
+    struct sigaction old;
+    if (!sig || sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_hang_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) == 0) hang_sig = sig;
+}
+
+static void remove_hang_signal(void)
+{
+    struct sigaction now;
+    if (hang_sig && sigaction(hang_sig, NULL, &now) == 0 && now.sa_handler == on_hang_signal)
+        signal(hang_sig, SIG_DFL);
+    hang_sig = 0;
+}
+
+/* What this process waits for, in the log (lock held): on the signal every wait in
+ * progress; by age the waits older than DUET_HANG_REPORT_S, each once. */
+static void hang_reports(void)
+{
+    char buf[2048];
+    if (atomic_exchange_explicit(&report_asked, 0, memory_order_relaxed)) {
+        duet_wait_report(buf, sizeof buf, 0);
+        DUET_LOG(WARN, INIT, "hang report: %s", buf);
+    }
+    double older = duet_cfg()->hang_report_s;
+    if (older > 0 && duet_wait_report(buf, sizeof buf, older) > 0) DUET_LOG(WARN, INIT, "hang report: %s", buf);
+}
+
 /* The thread: sleeps in poll(2) on the peers' pidfds (a pidfd turns readable when its
  * process exits), with the period as timeout only when some peer has none. */
 static void *watch_loop(void *arg)
@@ -179,6 +248,8 @@ static void *watch_loop(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
     int period_ms = (int)(duet_cfg()->ft_period_ms + 0.5), cap = 64;
     if (period_ms < 1) period_ms = 1;
+    double hang_s = duet_cfg()->hang_report_s;
+    int hang_ms = hang_s > 0 ? (int)(hang_s * 250 < 10 ? 10 : hang_s * 250 > 1000 ? 1000 : hang_s * 250) : -1;
     struct pollfd *pfd = malloc(sizeof *pfd * (size_t)cap);
     who_t *who = malloc(sizeof *who * (size_t)cap);
     unsigned ticks = 0;
@@ -187,7 +258,9 @@ static void *watch_loop(void *arg)
         int fallback, n = build_poll_set(&pfd, &who, &cap, &fallback);
         uint64_t gen = generation;
         pthread_mutex_unlock(&lock);
-        int ready = poll(pfd, (nfds_t)n, fallback ? period_ms : -1);
+        int timeout = fallback ? period_ms : -1;
+        if (hang_ms > 0 && (timeout < 0 || hang_ms < timeout)) timeout = hang_ms;
+        int ready = poll(pfd, (nfds_t)n, timeout);
         pthread_mutex_lock(&lock);
         if (me->stop) break;
         if (pfd[0].revents & POLLIN) {
@@ -203,6 +276,7 @@ static void *watch_loop(void *arg)
         if (fallback) found |= check_by_pid(++ticks % ZOMBIE_EVERY == 0);
         if (found)
             for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
+        hang_reports();
     }
     pthread_mutex_unlock(&lock);
     free(pfd);
@@ -251,6 +325,7 @@ duet_status_t duet_ft_watch(duet_comm_t c)
                 free(w);
             } else {
                 current = w;
+                install_hang_signal();
             }
         }
         wake_thread();
@@ -273,6 +348,7 @@ void duet_ft_unwatch(duet_comm_t c)
         old = current;
         old->stop = 1;
         current = NULL;
+        remove_hang_signal();
     }
     wake_thread();
     pthread_mutex_unlock(&lock);

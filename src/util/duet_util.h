@@ -102,6 +102,11 @@ void duet_log_set_rank(int rank);
     X(FT_PIDFD, ft_pidfd, INT, "1",                                                              \
       "1: the failure detector sleeps on the peers' pidfds (instant, no polling); 0: it polls " \
       "kill(pid, 0) and /proc every DUET_FT_PERIOD_MS")                                         \
+    X(HANG_SIGNAL, hang_signal, STR, "USR2",                                                     \
+      "Signal that makes every rank report what it waits for (USR1, USR2, a number; none: no "  \
+      "handler); installed only where the program left the signal at its default")             \
+    X(HANG_REPORT_S, hang_report_s, SECS, "0",                                                   \
+      "Report (once) every wait that has lasted this many seconds; 0: only on the signal")      \
     X(WAIT_SPIN_US, wait_spin_us, NUM, "20",                                                    \
       "Microseconds a wait spins before it starts yielding the core")                           \
     X(CUDA, cuda, STR, "auto",                                                                   \
@@ -224,6 +229,14 @@ typedef struct {
 void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, const char *label,
                       unsigned long long a, unsigned long long b, int peer);
 duet_status_t duet_waiter_turn(duet_waiter_t *w);
+
+/* Hang diagnosis: what this process's threads wait for right now. A wait that lasts past its
+ * first spins is noted (a copy of its description, per thread) and stamped at every later
+ * turn; a note stamped within the last 50 ms is a wait in progress. Writes one line per such
+ * wait ("<what> from rank P: waiting 12.3 s") into buf, "not waiting" when there are none;
+ * with older_s > 0 only waits older than that, each once (returns 0 when none). Returns the
+ * number of waits written. */
+int duet_wait_report(char *buf, size_t len, double older_s);
 
 /* Wakes the sleepers of a doorbell after its owner's memory was changed. No fence: on
  * the hot path a fence would stall every put until its stores drain (measured: +0.1 us per

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <string.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -36,6 +37,79 @@ void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *
     w->start_ns = 0; /* read lazily: a short wait never reads the clock */
 }
 
+/* ---- the notes of waits in progress, for duet_wait_report (one slot per thread that ever
+ * waited long; slots are never given back: a process has few threads) */
+#define NOTE_SLOTS 64
+#define NOTE_FRESH_NS 50000000ull /* a note stamped this recently is a wait in progress */
+
+typedef struct {
+    _Atomic uint64_t seen_ns;  /* the wait's last turn; 0: no wait noted yet */
+    _Atomic uint64_t start_ns; /* when it began; written last when the note changes */
+    uint64_t reported;         /* start_ns of the wait last reported by age */
+    const char *what;          /* a format: static text */
+    char label[96];
+    unsigned long long a, b;
+    int peer;
+} note_t;
+
+static note_t notes[NOTE_SLOTS];
+static _Atomic int notes_used;
+static _Thread_local int my_note = -1;
+
+static void note_begin(const duet_waiter_t *w)
+{
+    if (my_note < 0) {
+        int i = atomic_fetch_add_explicit(&notes_used, 1, memory_order_relaxed);
+        my_note = i < NOTE_SLOTS ? i : NOTE_SLOTS; /* NOTE_SLOTS: no room, not noted */
+    }
+    if (my_note >= NOTE_SLOTS) return;
+    note_t *n = &notes[my_note];
+    atomic_store_explicit(&n->start_ns, 0, memory_order_relaxed); /* changing */
+    n->what = w->what;
+    snprintf(n->label, sizeof n->label, "%s", w->label ? w->label : "");
+    n->a = w->a, n->b = w->b, n->peer = w->peer;
+    atomic_store_explicit(&n->seen_ns, w->start_ns, memory_order_relaxed);
+    atomic_store_explicit(&n->start_ns, w->start_ns, memory_order_release);
+}
+
+static inline void note_seen(uint64_t now)
+{
+    if (my_note >= 0 && my_note < NOTE_SLOTS) atomic_store_explicit(&notes[my_note].seen_ns, now, memory_order_relaxed);
+}
+
+int duet_wait_report(char *buf, size_t len, double older_s)
+{
+    uint64_t now = duet_time_ns();
+    int used = 0, count = 0, n = atomic_load_explicit(&notes_used, memory_order_relaxed);
+    if (n > NOTE_SLOTS) n = NOTE_SLOTS;
+    if (len) buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        note_t *t = &notes[i];
+        uint64_t start = atomic_load_explicit(&t->start_ns, memory_order_acquire);
+        uint64_t seen = atomic_load_explicit(&t->seen_ns, memory_order_relaxed);
+        if (!start || now - seen > NOTE_FRESH_NS) continue;
+        double age = (double)(now - start) * 1e-9;
+        if (older_s > 0 && (age < older_s || t->reported == start)) continue;
+        char label[sizeof t->label], what[200];
+        memcpy(label, t->label, sizeof label);
+        label[sizeof label - 1] = '\0';
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        snprintf(what, sizeof what, t->what, label, t->a, t->b);
+#pragma GCC diagnostic pop
+        if (atomic_load_explicit(&t->start_ns, memory_order_acquire) != start) continue; /* changed meanwhile */
+        if (older_s > 0) t->reported = start;
+        char peer[32] = "";
+        if (t->peer >= 0) snprintf(peer, sizeof peer, " from rank %d", t->peer);
+        if ((size_t)used < len)
+            used += snprintf(buf + used, len - (size_t)used, "%s%s%s: waiting %.1f s", count ? "; " : "", what, peer,
+                             age);
+        count++;
+    }
+    if (!count && older_s <= 0 && len) snprintf(buf, len, "not waiting");
+    return count;
+}
+
 static void start_clock(duet_waiter_t *w)
 {
     double spin_us = w->ctx ? w->ctx->spin_us : duet_cfg()->wait_spin_us;
@@ -44,6 +118,7 @@ static void start_clock(duet_waiter_t *w)
     w->sleep_after_ns = w->spin_until_ns + YIELD_PHASE_NS;
     double t = w->ctx && w->ctx->timeout_s > 0 ? w->ctx->timeout_s : 0;
     w->deadline_ns = t > 0 ? w->start_ns + (uint64_t)(t * 1e9) : UINT64_MAX;
+    note_begin(w);
 }
 
 static void futex_sleep(duet_doorbell_t *d, uint32_t seen)
@@ -100,6 +175,7 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
         return DUET_OK;
     }
     uint64_t now = duet_time_ns();
+    note_seen(now);
     if (DUET_UNLIKELY(now >= w->deadline_ns)) {
         describe(w, what, sizeof what);
         if (w->peer >= 0)

@@ -1,0 +1,148 @@
+/*
+ * test_gpu_ft.c — failures seen from the GPU (labels gpu; run under duetrun --ft on the GPU
+ * machine, several ranks per GPU under MPS).
+ *
+ *   test_gpu_ft signal|coll
+ *
+ *   signal  rank 0 starts a kernel that waits (duet_dev_signal_wait_until) for a signal the last
+ *           rank never sends: the last rank dies; the kernel must return DUET_ERR_PEER_FAILED
+ *           (the failure detector sets the kernels' abort word) within DEADLINE_S, and the
+ *           stream must drain. duet_comm_status says DUET_ERR_PEER_FAILED.
+ *   coll    the ranks loop allreduces on GPU buffers (symmetric and cudaMalloc'd, on a stream);
+ *           the last rank dies; within DEADLINE_S every survivor's call returns
+ *           DUET_ERR_PEER_FAILED (at entry, or from the kernel that stopped), its stream drains,
+ *           and after a shrink the survivors go on with device-side puts and a barrier on the
+ *           new communicator.
+ */
+#include "duet_test.h"
+
+#include <cuda_runtime_api.h>
+#include <duet/duet_cuda.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEADLINE_S 10.0
+
+#define CU(call)                                                                         \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) FATAL("%s: %s", #call, cudaGetErrorString(e_));           \
+    } while (0)
+
+int ft_wait_signal_launch(duet_device_comm_t h, uint64_t *sig, volatile int *started_dev, int *status, void *stream);
+
+static int me, npes, victim;
+static duet_comm_t W;
+static cudaStream_t s1;
+
+static void die_now(void)
+{
+    fflush(stdout);
+    kill(getpid(), SIGKILL);
+    pause();
+}
+
+static void scenario_signal(void)
+{
+    uint64_t *sig = duet_malloc_device(W, sizeof(uint64_t));
+    CHECK(sig != NULL, "duet_malloc_device");
+    CU(cudaMemset(sig, 0, sizeof *sig));
+    CU(cudaDeviceSynchronize());
+    duet_device_comm_t h;
+    CHECK_OK(duet_device_comm_get(W, &h));
+    CHECK_OK(duet_barrier(W));
+    if (me == victim) {
+        usleep(300000); /* rank 0's kernel is waiting by now */
+        die_now();
+    }
+    if (me != 0) return;
+    volatile int *started;
+    int *started_dev, *status;
+    CU(cudaHostAlloc((void **)&started, sizeof(int), cudaHostAllocMapped));
+    CU(cudaHostGetDevicePointer((void **)&started_dev, (void *)started, 0));
+    CU(cudaMallocManaged((void **)&status, sizeof(int), cudaMemAttachGlobal));
+    *started = 0;
+    *status = 12345;
+    CHECK(ft_wait_signal_launch(h, sig, started_dev, status, s1) == 0, "launch");
+    double t0 = now_s();
+    while (cudaStreamQuery(s1) == cudaErrorNotReady)
+        CHECK(now_s() - t0 < DEADLINE_S, "the waiting kernel still runs %.0f s on", DEADLINE_S);
+    CU(cudaStreamSynchronize(s1));
+    CHECK(*started, "the kernel never started");
+    CHECK(*status == DUET_ERR_PEER_FAILED, "the kernel's wait returned %d, want %d", *status, DUET_ERR_PEER_FAILED);
+    CHECK_STATUS(duet_comm_status(W), DUET_ERR_PEER_FAILED);
+    printf("test_gpu_ft: signal: the kernel returned DUET_ERR_PEER_FAILED %.3f s after its launch\n", now_s() - t0);
+    CU(cudaFreeHost((void *)started));
+    CU(cudaFree(status));
+}
+
+static void scenario_coll(void)
+{
+    enum { COUNT = 1 << 16 };
+    float *a = duet_malloc_device(W, COUNT * sizeof(float)), *b = NULL;
+    CHECK(a != NULL, "duet_malloc_device");
+    CU(cudaMalloc((void **)&b, COUNT * sizeof(float)));
+    CU(cudaMemset(a, 0, COUNT * sizeof(float)));
+    CU(cudaMemset(b, 0, COUNT * sizeof(float)));
+    CU(cudaDeviceSynchronize());
+    CHECK_OK(duet_barrier(W));
+    duet_status_t st = DUET_OK;
+    double t_first_error = 0;
+    for (long it = 0;; it++) {
+        if (me == victim && it == 200) die_now();
+        float *buf = it & 1 ? b : a; /* symmetric (direct kernel) and not (executor) */
+        st = duet_allreduce(buf, buf, it % 3 ? COUNT : 7, DUET_FLOAT32, DUET_SUM, W, s1);
+        if (st != DUET_OK) {
+            t_first_error = now_s();
+            break;
+        }
+        if (it % 16 == 15) CU(cudaStreamSynchronize(s1));
+        CHECK(it < 10000000, "no failure seen");
+    }
+    CHECK(st == DUET_ERR_PEER_FAILED, "allreduce: %s", duet_status_str(st));
+    /* the stream drains: the kernel that waited on the dead rank stopped */
+    while (cudaStreamQuery(s1) == cudaErrorNotReady)
+        CHECK(now_s() - t_first_error < DEADLINE_S, "the stream still runs %.0f s after the error", DEADLINE_S);
+    (void)cudaGetLastError();
+    duet_comm_t S;
+    CHECK_OK(duet_comm_shrink(W, &S));
+    CHECK(duet_comm_size(S) == npes - 1, "shrunk to %d", duet_comm_size(S));
+    /* puts into GPU memory allocated before the failure, on the new communicator */
+    int n = duet_comm_size(S), r = duet_comm_rank(S);
+    CHECK_OK(duet_barrier(S));
+    for (int pe = 0; pe < n; pe++) {
+        int v = 1000 + r;
+        CHECK_OK(duet_put(S, (int *)a + r, &v, sizeof v, pe));
+    }
+    CHECK_OK(duet_quiet(S));
+    CHECK_OK(duet_barrier(S));
+    int got[64];
+    CU(cudaMemcpy(got, a, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < n; q++) CHECK(got[q] == 1000 + q, "after the shrink, slot %d holds %d", q, got[q]);
+    printf("test_gpu_ft: coll: rank %d: allreduce failed at once, the stream drained, %d ranks go on\n", me, n);
+    CHECK_OK(duet_comm_destroy(S));
+    CU(cudaFree(b));
+}
+
+int main(int argc, char **argv)
+{
+    const char *scenario = argc > 1 ? argv[1] : "signal";
+    CHECK_OK(duet_init());
+    W = dt_world(&me, &npes);
+    CHECK(npes >= 2 && npes <= 64, "2 to 64 ranks");
+    CHECK(duet_cuda_available() && duet_cuda_device(W) >= 0, "no GPU heap: this test needs a GPU on every rank");
+    victim = npes - 1;
+    CU(cudaSetDevice(duet_cuda_device(W)));
+    CU(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    if (!strcmp(scenario, "signal")) scenario_signal();
+    else if (!strcmp(scenario, "coll")) scenario_coll();
+    else FATAL("unknown scenario %s", scenario);
+    cudaStreamDestroy(s1);
+    duet_finalize(); /* the world lost a rank */
+    int rc = dt_finish();
+    if (rc == 0 && me == 0) printf("test_gpu_ft: %s: passed\n", scenario);
+    return rc;
+}
