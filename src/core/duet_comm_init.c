@@ -121,6 +121,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->wait_ctx.doorbell = &duet_heap_ctrl(c->heap->local_base)->doorbell;
     c->wait_ctx.abort_flag = (const _Atomic int *)&duet_comm_ft(c)->abort;
     c->wait_ctx.revoked_by = (const _Atomic int *)&duet_comm_ft(c)->revoked_by;
+    c->wait_ctx.abort_why = c->abort_why; /* "" until the detector writes a reason */
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
     c->wait_ctx.timeout_s = duet_cfg()->wait_timeout;
     c->wait_ctx.spin_us = duet_cfg()->wait_spin_us;

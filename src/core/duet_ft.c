@@ -105,8 +105,7 @@ static void abort_if_member_dead(duet_comm_t c)
     if (!ndead) return;
     snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
              ndead > 4 ? ", ..." : "");
-    c->wait_ctx.abort_why = c->abort_why;
-    int32_t none = 0; /* a revoke already there stays */
+    int32_t none = 0; /* (the wait context points at abort_why from the start) */ /* a revoke already there stays */
     atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->abort, &none, DUET_ERR_PEER_FAILED,
                                             memory_order_release, memory_order_relaxed);
     duet_cuda_set_abort(c, DUET_ERR_PEER_FAILED);
