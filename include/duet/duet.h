@@ -196,7 +196,7 @@ duet_status_t duet_comm_revoke(duet_comm_t comm);
  * copy). What is not carried over: the dead ranks' memory (still mapped but no longer
  * anyone's), GPU collective state (re-made on first use), tuner decisions. Destroy newcomm
  * with duet_comm_destroy before duet_finalize. A rank that dies during the shrink makes it
- * fail on the others (DUET_ERR_PEER_FAILED or DUET_ERR_TIMEOUT); shrinking again then works. */
+ * fail on the others (DUET_ERR_PEER_FAILED, at once); shrinking again then works. */
 duet_status_t duet_comm_shrink(duet_comm_t comm, duet_comm_t *newcomm);
 
 /* Collective over the survivors of comm, fault tolerant: *flag becomes the bitwise AND of

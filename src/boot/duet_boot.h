@@ -56,6 +56,11 @@ duet_status_t duet_boot_id_from(duet_unique_id_t *id, const char *host_port,
  * (or registered) the id. */
 duet_status_t duet_boot_join(duet_boot_t *b, const duet_unique_id_t *id, int rank, int nranks,
                              double timeout_s);
+/* The same, but the root gives up at once (DUET_ERR_PEER_FAILED, told to the ranks that did
+ * join) when gone(arg, r) says that a rank r which has not joined yet is dead; it asks every
+ * 20 ms while it waits (a shrink's new communicator, src/core/duet_comm_ft.c). */
+duet_status_t duet_boot_join_watched(duet_boot_t *b, const duet_unique_id_t *id, int rank, int nranks,
+                                     double timeout_s, int (*gone)(void *arg, int rank), void *arg);
 
 /* Out-of-band collectives over the star; `bytes` must be equal on every rank. */
 duet_status_t duet_boot_allgather(duet_boot_t *b, const void *mine, void *all, size_t bytes);

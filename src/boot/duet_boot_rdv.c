@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -188,14 +189,32 @@ static duet_status_t send_welcome(int fd, duet_status_t status, const char *msg,
     return duet_msg_send(fd, DUET_MSG_WELCOME, 0, &w, sizeof w, deadline, "a joining rank");
 }
 
-static duet_status_t root_join(duet_boot_t *b, int listen_fd, uint64_t deadline)
+/* With `gone`: waits for the next connection in 20 ms slices, and returns the first rank
+ * not joined yet that gone() says is dead (-1: a connection is there, or the deadline came). */
+static int wait_or_gone(const duet_boot_t *b, int listen_fd, uint64_t deadline, int (*gone)(void *, int), void *arg)
+{
+    for (;;) {
+        struct pollfd p = {listen_fd, POLLIN, 0};
+        if (poll(&p, 1, 20) > 0 || duet_time_ns() >= deadline) return -1;
+        for (int r = 1; r < b->nranks; r++)
+            if (b->rank_fds[r] < 0 && gone(arg, r)) return r;
+    }
+}
+
+static duet_status_t root_join(duet_boot_t *b, int listen_fd, uint64_t deadline, int (*gone)(void *, int),
+                               void *arg)
 {
     int joined = 1; /* the root itself */
     char refused[512] = "";
     duet_status_t st = DUET_OK;
+    int dead = -1;
     while (joined < b->nranks) {
         int fd;
         char peer[64];
+        if (gone && (dead = wait_or_gone(b, listen_fd, deadline, gone, arg)) >= 0) {
+            st = DUET_ERR_PEER_FAILED;
+            break;
+        }
         if ((st = duet_tcp_accept(listen_fd, deadline, &fd, peer, sizeof peer)) != DUET_OK) break;
         /* a silent connection may hold the root up for at most 5 s */
         uint64_t hello_deadline = duet_time_ns() + 5000000000ull;
@@ -243,10 +262,14 @@ static duet_status_t root_join(duet_boot_t *b, int listen_fd, uint64_t deadline)
         if (b->rank_fds[r] < 0 && strlen(missing) < sizeof missing - 12)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %d", r);
     char msg[900];
-    snprintf(msg, sizeof msg, "bootstrap: %d of %d ranks joined before the timeout; missing:%s%s",
-             joined, b->nranks, missing, refused);
+    if (dead >= 0)
+        snprintf(msg, sizeof msg, "bootstrap: rank %d died before joining (%d of %d ranks had joined; missing:%s)",
+                 dead, joined, b->nranks, missing);
+    else
+        snprintf(msg, sizeof msg, "bootstrap: %d of %d ranks joined before the timeout; missing:%s%s",
+                 joined, b->nranks, missing, refused);
     for (int r = 1; r < b->nranks; r++)
-        if (b->rank_fds[r] >= 0) send_welcome(b->rank_fds[r], DUET_ERR_TIMEOUT, msg, duet_time_ns() + 1000000000ull);
+        if (b->rank_fds[r] >= 0) send_welcome(b->rank_fds[r], st, msg, duet_time_ns() + 1000000000ull);
     return DUET_FAIL(st, BOOT, "%s", msg);
 }
 
@@ -274,6 +297,12 @@ static duet_status_t rank_join(duet_boot_t *b, const duet_boot_id_t *id, uint64_
 duet_status_t duet_boot_join(duet_boot_t *b, const duet_unique_id_t *uid, int rank, int nranks,
                              double timeout_s)
 {
+    return duet_boot_join_watched(b, uid, rank, nranks, timeout_s, NULL, NULL);
+}
+
+duet_status_t duet_boot_join_watched(duet_boot_t *b, const duet_unique_id_t *uid, int rank, int nranks,
+                                     double timeout_s, int (*gone)(void *arg, int rank), void *arg)
+{
     const duet_boot_id_t *id = (const duet_boot_id_t *)uid;
     memset(b, 0, sizeof *b);
     b->root_fd = -1;
@@ -300,7 +329,7 @@ duet_status_t duet_boot_join(duet_boot_t *b, const duet_unique_id_t *uid, int ra
             return DUET_FAIL(DUET_ERR_NO_MEMORY, BOOT, "bootstrap: out of memory");
         }
         for (int r = 0; r < nranks; r++) b->rank_fds[r] = -1;
-        st = root_join(b, listen_fd, deadline);
+        st = root_join(b, listen_fd, deadline, gone, arg);
         close(listen_fd);
     } else {
         st = rank_join(b, id, deadline);

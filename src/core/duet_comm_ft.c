@@ -25,7 +25,8 @@
  * nobody can be two sequence numbers ahead of a live survivor, so slots seq & 1 are safe.
  *
  * Shrink: after deciding D, the first rank outside D makes a bootstrap id and publishes it
- * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks;
+ * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks
+ * (the new root gives up as soon as one that has not joined is seen dead);
  * a team slot free on all of them is picked over the new bootstrap, and the communicator is
  * built as a team of the heap's root communicator (so it outlives comm, and shares its heap).
  *
@@ -210,27 +211,43 @@ static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, duet_unique_
     return DUET_OK;
 }
 
+/* For the new bootstrap's root: is new rank r (old rank old_of[r] of c) dead? */
+typedef struct {
+    duet_comm_t c;
+    const int *old_of;
+} join_watch_t;
+
+static int joiner_gone(void *arg, int r)
+{
+    const join_watch_t *w = arg;
+    return duet_ft_is_dead(w->c, w->old_of[r]);
+}
+
 static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
 {
     const char *fn = "duet_comm_shrink";
     uint64_t seq = seq_of(++c->ft_calls, 0);
     size_t words = set_words(c);
     uint64_t *set = calloc(words, sizeof *set);
-    int *heap_pe = malloc(sizeof(int) * (size_t)c->size);
-    duet_status_t st = set && heap_pe ? DUET_OK : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    int *heap_pe = malloc(sizeof(int) * (size_t)c->size), *old_of = malloc(sizeof(int) * (size_t)c->size);
+    duet_status_t st = set && heap_pe && old_of ? DUET_OK
+                                                : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
     if (st == DUET_OK) st = decide(c, seq, set, fn);
     int count = 0, my_rank = -1, lead = -1;
     for (int r = 0; st == DUET_OK && r < c->size; r++) {
         if (set_has(set, r)) continue;
         if (lead < 0) lead = r;
         if (r == c->rank) my_rank = count;
+        old_of[count] = r;
         heap_pe[count++] = c->heap_pe[r];
     }
     duet_unique_id_t id;
     if (st == DUET_OK) st = lead_id(c, lead, seq, &id, fn);
     duet_boot_t boot;
     int joined = 0;
-    if (st == DUET_OK && (st = duet_boot_join(&boot, &id, my_rank, count, duet_cfg()->bootstrap_timeout)) == DUET_OK)
+    join_watch_t watch = {c, old_of}; /* a survivor that dies now is not waited for */
+    if (st == DUET_OK && (st = duet_boot_join_watched(&boot, &id, my_rank, count, duet_cfg()->bootstrap_timeout,
+                                                      joiner_gone, &watch)) == DUET_OK)
         joined = 1;
     /* a team slot free on every survivor */
     duet_comm_t root = duet_ft_root(c);
@@ -267,6 +284,7 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
         DUET_LOG(INFO, INIT, "%s: %d of %d ranks go on (rank %d here is rank %d)", fn, count, c->size, c->rank, my_rank);
     free(set);
     free(heap_pe);
+    free(old_of);
     return st;
 }
 

@@ -18,8 +18,7 @@
  *   during  the last rank dies; while the survivors shrink, one more (rank n-2) dies at a
  *           random moment (the seed): every shrink either succeeds or fails with
  *           DUET_ERR_PEER_FAILED / DUET_ERR_TIMEOUT, and shrinking again ends with the ranks
- *           left, which compute (DUET_BOOTSTRAP_TIMEOUT is lowered so a join does not wait
- *           long for the dead).
+ *           left, which compute.
  */
 #include "duet_test.h"
 
@@ -200,7 +199,8 @@ static void scenario_during(uint64_t seed)
 int main(int argc, char **argv)
 {
     const char *scenario = argc > 1 ? argv[1] : "shrink";
-    if (!strcmp(scenario, "during")) setenv("DUET_BOOTSTRAP_TIMEOUT", "3", 0);
+    /* (the new bootstrap gives up on a dead joiner at once; the bound is only a safety net) */
+    if (!strcmp(scenario, "during")) setenv("DUET_BOOTSTRAP_TIMEOUT", "10", 0);
     CHECK_OK(duet_init());
     W = dt_world(&me, &npes);
     CHECK(npes >= 2 && npes <= 30, "2 to 30 ranks");
