@@ -184,8 +184,8 @@ duet_status_t duet_comm_status(duet_comm_t comm);
 /* Revokes comm on every member, not only here: their pending and later waits on it return
  * DUET_ERR_REVOKED, naming the revoking rank. Not collective: any member may call it, as
  * often as it likes. A revoked communicator is good for duet_comm_shrink, duet_comm_agree,
- * duet_comm_get_failed and duet_comm_destroy. (GPU kernels of the other members see a
- * revoke only through the host calls that queued them, for now.) */
+ * duet_comm_get_failed and duet_comm_destroy. GPU kernels of the other members see it
+ * within DUET_FT_PERIOD_MS (their process's failure detector carries it over). */
 duet_status_t duet_comm_revoke(duet_comm_t comm);
 
 /* Collective over the survivors of comm (the dead take no part; comm may have failed or

@@ -11,6 +11,10 @@
  * a zombie (exited, not yet reaped). A stopped (SIGSTOP) or merely slow process is alive:
  * nothing is inferred from silence, so no live rank is ever declared dead.
  *
+ * Where a communicator has a device handle (GPU kernels poll their own abort word, in this
+ * process's host-mapped memory), the thread also wakes every period to carry a peer's revoke
+ * from the shared abort word over to the kernels'.
+ *
  * The same thread reports what the process waits for (hang diagnosis): when DUET_HANG_SIGNAL
  * (SIGUSR2 by default; duetrun forwards it to every rank) arrives, and for every wait older
  * than DUET_HANG_REPORT_S, from the notes the wait loop keeps (duet_wait_report).
@@ -237,6 +241,23 @@ static void hang_reports(void)
     if (older > 0 && duet_wait_report(buf, sizeof buf, older) > 0) DUET_LOG(WARN, INIT, "hang report: %s", buf);
 }
 
+/* A communicator's abort word, set by a peer's revoke, reaches this process's kernels only
+ * through the kernels' own word (host-mapped memory of this process): carry it over (lock
+ * held). Returns 1 when some communicator has a device handle (then the thread looks again
+ * every period). */
+static int carry_to_gpu(void)
+{
+    int any = 0;
+    for (int i = 0; i < nwatched; i++) {
+        duet_comm_t c = watched[i];
+        if (!c->cuda) continue;
+        any = 1;
+        int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
+        if (a < 0) duet_cuda_set_abort(c, (duet_status_t)a); /* a store; again each time is harmless */
+    }
+    return any;
+}
+
 /* The thread: sleeps in poll(2) on the peers' pidfds (a pidfd turns readable when its
  * process exits), with the period as timeout only when some peer has none. */
 static void *watch_loop(void *arg)
@@ -257,7 +278,8 @@ static void *watch_loop(void *arg)
         int fallback, n = build_poll_set(&pfd, &who, &cap, &fallback);
         uint64_t gen = generation;
         pthread_mutex_unlock(&lock);
-        int timeout = fallback ? period_ms : -1;
+        int gpu = carry_to_gpu(); /* a peer's revoke to my kernels: looked for every period */
+        int timeout = fallback || gpu ? period_ms : -1;
         if (hang_ms > 0 && (timeout < 0 || hang_ms < timeout)) timeout = hang_ms;
         int ready = poll(pfd, (nfds_t)n, timeout);
         pthread_mutex_lock(&lock);

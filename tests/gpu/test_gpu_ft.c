@@ -2,12 +2,15 @@
  * test_gpu_ft.c — failures seen from the GPU (labels gpu; run under duetrun --ft on the GPU
  * machine, several ranks per GPU under MPS).
  *
- *   test_gpu_ft signal|coll
+ *   test_gpu_ft signal|revoke|coll
  *
  *   signal  rank 0 starts a kernel that waits (duet_dev_signal_wait_until) for a signal the last
  *           rank never sends: the last rank dies; the kernel must return DUET_ERR_PEER_FAILED
  *           (the failure detector sets the kernels' abort word) within DEADLINE_S, and the
  *           stream must drain. duet_comm_status says DUET_ERR_PEER_FAILED.
+ *   revoke  the same kernel; the last rank revokes the world instead of dying: the kernel of
+ *           another process must return DUET_ERR_REVOKED (its detector carries the revoke over
+ *           to the kernels' abort word within DUET_FT_PERIOD_MS).
  *   coll    the ranks loop allreduces on GPU buffers (symmetric and cudaMalloc'd, on a stream);
  *           the last rank dies; within DEADLINE_S every survivor's call returns
  *           DUET_ERR_PEER_FAILED (at entry, or from the kernel that stopped), its stream drains,
@@ -45,7 +48,14 @@ static void die_now(void)
     pause();
 }
 
-static void scenario_signal(void)
+/* Rank 0's kernel waits on a signal nobody sends; the last rank kills itself (die = 1) or
+ * revokes the world (die = 0); the kernel must return `want` within DEADLINE_S. */
+static void kernel_wait_ends(int die, duet_status_t want);
+
+static void scenario_signal(void) { kernel_wait_ends(1, DUET_ERR_PEER_FAILED); }
+static void scenario_revoke(void) { kernel_wait_ends(0, DUET_ERR_REVOKED); }
+
+static void kernel_wait_ends(int die, duet_status_t want)
 {
     uint64_t *sig = duet_malloc_device(W, sizeof(uint64_t));
     CHECK(sig != NULL, "duet_malloc_device");
@@ -56,7 +66,8 @@ static void scenario_signal(void)
     CHECK_OK(duet_barrier(W));
     if (me == victim) {
         usleep(300000); /* rank 0's kernel is waiting by now */
-        die_now();
+        if (die) die_now();
+        CHECK_OK(duet_comm_revoke(W));
     }
     if (me != 0) return;
     volatile int *started;
@@ -72,9 +83,9 @@ static void scenario_signal(void)
         CHECK(now_s() - t0 < DEADLINE_S, "the waiting kernel still runs %.0f s on", DEADLINE_S);
     CU(cudaStreamSynchronize(s1));
     CHECK(*started, "the kernel never started");
-    CHECK(*status == DUET_ERR_PEER_FAILED, "the kernel's wait returned %d, want %d", *status, DUET_ERR_PEER_FAILED);
-    CHECK_STATUS(duet_comm_status(W), DUET_ERR_PEER_FAILED);
-    printf("test_gpu_ft: signal: the kernel returned DUET_ERR_PEER_FAILED %.3f s after its launch\n", now_s() - t0);
+    CHECK(*status == (int)want, "the kernel's wait returned %d, want %d", *status, (int)want);
+    CHECK_STATUS(duet_comm_status(W), want);
+    printf("test_gpu_ft: the kernel returned %s %.3f s after its launch\n", duet_status_str(want), now_s() - t0);
     CU(cudaFreeHost((void *)started));
     CU(cudaFree(status));
 }
@@ -139,6 +150,7 @@ int main(int argc, char **argv)
     CU(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     if (!strcmp(scenario, "signal")) scenario_signal();
     else if (!strcmp(scenario, "coll")) scenario_coll();
+    else if (!strcmp(scenario, "revoke")) scenario_revoke();
     else FATAL("unknown scenario %s", scenario);
     cudaStreamDestroy(s1);
     duet_finalize(); /* the world lost a rank */
