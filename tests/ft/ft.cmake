@@ -18,6 +18,8 @@ duet_ft_test(test_ft_ulfm RANKS 3 4 NAME revoke ARGS revoke)
 duet_ft_test(test_ft_ulfm RANKS 3 4 NAME shrink ARGS shrink)
 duet_ft_test(test_ft_ulfm RANKS 4 NAME chain ARGS chain)
 duet_ft_test(test_ft_ulfm RANKS 4 NAME during ARGS during)
+duet_ft_test(test_ft_ulfm RANKS 4 NAME agree-during-before ARGS agree-during 7)
+duet_ft_test(test_ft_ulfm RANKS 4 NAME agree-during-in ARGS agree-during 8)
 # hang diagnosis (test_ft_hang.c): a late rank's peer reports what it waits for, on SIGUSR2
 # and by age (DUET_HANG_REPORT_S).
 duet_ft_test(test_ft_hang RANKS 2 3 NAME signal ARGS signal)

@@ -19,9 +19,14 @@
  *           random moment (the seed): every shrink either succeeds or fails with
  *           DUET_ERR_PEER_FAILED / DUET_ERR_TIMEOUT, and shrinking again ends with the ranks
  *           left, which compute.
+ *   agree-during  the last rank dies; while the survivors agree, rank n-2 dies at a random
+ *           moment: before it calls agree (odd seeds), or while it agrees too (even seeds: a thread
+ *           of its own kills it): every agree succeeds, and all survivors hold the same flag and failed set
+ *           (the second victim counted in the AND if it posted before dying, in the set if not).
  */
 #include "duet_test.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +201,69 @@ static void scenario_during(uint64_t seed)
     if (c != W) CHECK_OK(duet_comm_destroy(c));
 }
 
+static void *die_later(void *arg)
+{
+    usleep(*(useconds_t *)arg);
+    die_now();
+    return NULL;
+}
+
+/* The last rank dies; while the survivors agree, rank n-2 dies at a random moment (the seed):
+ * every survivor's agree returns DUET_OK with the same flag and failed set as the others'
+ * (compared over the shrunk communicator). */
+static void scenario_agree_during(uint64_t seed)
+{
+    int victim = npes - 1, second = npes - 2;
+    for (int it = 0;; it++) {
+        if (me == victim && it == 10) die_now();
+        if (compute(W, 1)) break;
+    }
+    if (me == second) {
+        static useconds_t delay;
+        delay = (useconds_t)(seed / 2 % 400);
+        if (seed & 1) { /* it dies before it can take part */
+            usleep(delay);
+            die_now();
+        }
+        pthread_t killer; /* it takes part in the agree, and dies somewhere in it (or after) */
+        CHECK(pthread_create(&killer, NULL, die_later, &delay) == 0, "pthread_create");
+    }
+    int flag = 0xff & ~(1 << me), nf = -1, failed[8];
+    CHECK_OK(duet_comm_agree(W, &flag));
+    CHECK_OK(duet_comm_get_failed(W, failed, 8, &nf));
+    CHECK(nf >= 1 && nf <= 2 && failed[nf - 1] == victim, "agreed failed set: %d rank(s), last %d", nf,
+          nf > 0 ? failed[nf - 1] : -1);
+    /* the flag is the AND over the ranks outside the agreed set that posted: each survivor
+     * and maybe the second victim, if it posted before dying */
+    duet_comm_t S = NULL;
+    for (int tries = 0; !S; tries++) { /* the second death may come after the agree: shrink again */
+        CHECK(tries < 4, "no shrink after %d tries", tries);
+        duet_comm_t next;
+        if (duet_comm_shrink(W, &next) != DUET_OK) continue;
+        if (duet_comm_size(next) == npes - 2) S = next;
+        else {
+            CHECK(until_failure(next) == DUET_ERR_PEER_FAILED, "the second death unseen");
+            duet_comm_t again;
+            CHECK_OK(duet_comm_shrink(next, &again));
+            CHECK_OK(duet_comm_destroy(next));
+            S = again;
+        }
+    }
+    CHECK(duet_comm_size(S) == npes - 2, "%d ranks left", duet_comm_size(S));
+    int64_t mine[2] = {flag, nf}, lo[2], hi[2];
+    CHECK_OK(duet_allreduce(mine, lo, 2, DUET_INT64, DUET_MIN, S, NULL));
+    CHECK_OK(duet_allreduce(mine, hi, 2, DUET_INT64, DUET_MAX, S, NULL));
+    CHECK(lo[0] == hi[0] && lo[1] == hi[1], "survivors disagree: flag %lld..%lld, failed %lld..%lld",
+          (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1]);
+    int want = 0xff;
+    for (int r = 0; r < npes - 2; r++) want &= ~(1 << r);
+    if (nf == 2) CHECK(flag == want, "agree with both dead: %#x, want %#x", flag, want);
+    else CHECK(flag == (want & ~(1 << second)), "agree (the second posted): %#x, want %#x", flag,
+               want & ~(1 << second));
+    if (me == 0) printf("test_ft_ulfm: agree-during: %d rank(s) in the agreed set, flag %#x\n", nf, flag);
+    CHECK_OK(duet_comm_destroy(S));
+}
+
 int main(int argc, char **argv)
 {
     const char *scenario = argc > 1 ? argv[1] : "shrink";
@@ -214,6 +282,9 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "during")) {
         CHECK(npes >= 3, "needs 3 ranks");
         scenario_during(seed);
+    } else if (!strcmp(scenario, "agree-during")) {
+        CHECK(npes >= 3, "needs 3 ranks");
+        scenario_agree_during(seed);
     } else FATAL("unknown scenario %s", scenario);
     duet_status_t fst = duet_finalize();
     if (!strcmp(scenario, "revoke")) CHECK(fst == DUET_OK, "duet_finalize: %s", duet_status_str(fst));
