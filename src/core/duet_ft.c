@@ -21,9 +21,10 @@
  *
  * On the first sight of a dead rank the thread marks it (root->dead) and, for every watched
  * communicator that has it as a member (the root and its teams), writes the reason ("rank 3
- * died") and DUET_ERR_PEER_FAILED into the wait context, then raises the abort flag: every
- * wait on that communicator returns at its next turn (duet_util_wait.c), and the GPU kernels'
- * abort word is set too. Communicators without the dead rank are left alone.
+ * died", c->abort_why) and then DUET_ERR_PEER_FAILED into the communicator's abort word (in
+ * shared memory; a revoke already there stays): every wait on that communicator returns at
+ * its next turn (duet_util_wait.c), and the GPU kernels' abort word is set too.
+ * Communicators without the dead rank are left alone.
  */
 #include <errno.h>
 #include <fcntl.h>
