@@ -4,6 +4,10 @@
  * (duet_ft_area_t in heap/duet_heap.h); a dead rank's segment stays mapped in the survivors,
  * so what it wrote before dying can still be read, and the words in it still used.
  *
+ * State: duet_comm_get_failed (the agreed set after an agree, else what the detector saw),
+ * duet_comm_status (the abort word, and any member seen dead), and the entry check of
+ * collectives and barriers (duet_comm_unusable_).
+ *
  * Revoke: the revoker writes DUET_ERR_REVOKED into every member's abort word (after its own
  * rank into revoked_by) and rings their doorbells; their waits return at the next turn.
  *
@@ -296,4 +300,47 @@ duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
     *newcomm = NULL;
     st = shrink(c, newcomm);
     return st ? duet_error_wrap(st, "duet_comm_shrink") : DUET_OK;
+}
+
+/* ---------------------------------------------------------------- state */
+
+duet_status_t duet_comm_status(duet_comm_t c)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_status");
+    if (st) return st;
+    int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
+    if (a) return duet_comm_unusable_(c, "duet_comm_status", a);
+    for (int m = 0; m < c->size; m++) /* the detector marks the dead before it raises the word */
+        if (duet_ft_is_dead(c, m))
+            return duet_error_set(DUET_ERR_PEER_FAILED, "duet_comm_status: rank %d died; duet_comm_shrink gives "
+                                  "a communicator of the survivors", m);
+    return DUET_OK;
+}
+
+duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
+{
+    if (status == DUET_ERR_REVOKED)
+        return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by rank %d (duet_comm_shrink "
+                              "gives a new one)", fn, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
+                                                                           memory_order_relaxed) - 1);
+    return duet_error_set(status < 0 ? (duet_status_t)status : DUET_ERR_PEER_FAILED,
+                          "%s: the communicator has lost a member (%s); duet_comm_shrink gives one of the "
+                          "survivors", fn, c->abort_why[0] ? c->abort_why : "a rank died");
+}
+
+duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_get_failed");
+    if (st) return st;
+    if (!nfailed || (max > 0 && !ranks))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_comm_get_failed: %s is NULL", nfailed ? "ranks" : "nfailed");
+    int n = 0;
+    for (int m = 0; m < c->size; m++) {
+        int failed = c->agreed_failed ? set_has(c->agreed_failed, m) : duet_ft_is_dead(c, m);
+        if (!failed) continue;
+        if (n < max) ranks[n] = m;
+        n++;
+    }
+    *nfailed = n;
+    return DUET_OK;
 }

@@ -15,9 +15,7 @@
  * process's host-mapped memory), the thread also wakes every period to carry a peer's revoke
  * from the shared abort word over to the kernels'.
  *
- * The same thread reports what the process waits for (hang diagnosis): when DUET_HANG_SIGNAL
- * (SIGUSR2 by default; duetrun forwards it to every rank) arrives, and for every wait older
- * than DUET_HANG_REPORT_S, from the notes the wait loop keeps (duet_wait_report).
+ * The same thread writes the hang reports (duet_hang.c) when they are asked for.
  *
  * On the first sight of a dead rank the thread marks it (root->dead) and, for every watched
  * communicator that has it as a member (the root and its teams), writes the reason ("rank 3
@@ -39,11 +37,10 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include "core/duet_ft.h"
+#include "core/duet_hang.h"
 #include "cuda/duet_cuda_heap.h"
 
 #define ZOMBIE_EVERY 10 /* without pidfds: read /proc for zombies every 10th period */
-
-static _Atomic int report_asked; /* set by the hang signal's handler */
 
 typedef struct {
     pthread_t thread;
@@ -63,7 +60,7 @@ static duet_comm_t root_of(duet_comm_t c)
     return c;
 }
 
-static void wake_thread(void)
+void duet_ft_wake(void)
 {
     uint64_t one = 1;
     if (wake_fd >= 0 && write(wake_fd, &one, sizeof one) < 0) { /* the counter is full: it is awake anyway */ }
@@ -180,68 +177,6 @@ static int build_poll_set(struct pollfd **pfd, who_t **who, int *cap, int *fallb
     return n;
 }
 
-/* ---- hang diagnosis: on DUET_HANG_SIGNAL, and for waits older than DUET_HANG_REPORT_S */
-
-static void on_hang_signal(int sig)
-{
-    (void)sig;
-    atomic_store_explicit(&report_asked, 1, memory_order_relaxed);
-    wake_thread(); /* write(2): async-signal-safe */
-}
-
-static int hang_signal_number(void)
-{
-    const char *v = duet_cfg()->hang_signal;
-    if (!v[0] || !strcasecmp(v, "none") || !strcmp(v, "0")) return 0;
-    if (!strcasecmp(v, "USR1") || !strcasecmp(v, "SIGUSR1")) return SIGUSR1;
-    if (!strcasecmp(v, "USR2") || !strcasecmp(v, "SIGUSR2")) return SIGUSR2;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n <= 0 || n >= NSIG) {
-        DUET_LOG(WARN, INIT, "DUET_HANG_SIGNAL=%s is not USR1, USR2, a signal number or none: no handler", v);
-        return 0;
-    }
-    return (int)n;
-}
-
-static int hang_sig; /* the signal whose handler we installed, 0: none */
-
-/* Installs the hang signal's handler, where the program left that signal at its default
- * (while the detector runs: the last communicator's end puts the default back). */
-static void install_hang_signal(void)
-{
-    int sig = hang_signal_number();
-    struct sigaction old;
-    if (!sig || sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_hang_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, NULL) == 0) hang_sig = sig;
-}
-
-static void remove_hang_signal(void)
-{
-    struct sigaction now;
-    if (hang_sig && sigaction(hang_sig, NULL, &now) == 0 && now.sa_handler == on_hang_signal)
-        signal(hang_sig, SIG_DFL);
-    hang_sig = 0;
-}
-
-/* What this process waits for, in the log (lock held): on the signal every wait in
- * progress; by age the waits older than DUET_HANG_REPORT_S, each once. */
-static void hang_reports(void)
-{
-    char buf[2048];
-    if (atomic_exchange_explicit(&report_asked, 0, memory_order_relaxed)) {
-        duet_wait_report(buf, sizeof buf, 0);
-        DUET_LOG(WARN, INIT, "hang report: %s", buf);
-    }
-    double older = duet_cfg()->hang_report_s;
-    if (older > 0 && duet_wait_report(buf, sizeof buf, older) > 0) DUET_LOG(WARN, INIT, "hang report: %s", buf);
-}
-
 /* A communicator's abort word, set by a peer's revoke, reaches this process's kernels only
  * through the kernels' own word (host-mapped memory of this process): carry it over (lock
  * held). Returns 1 when some communicator has a device handle (then the thread looks again
@@ -269,7 +204,7 @@ static void *watch_loop(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
     int period_ms = (int)(duet_cfg()->ft_period_ms + 0.5), cap = 64;
     if (period_ms < 1) period_ms = 1;
-    double hang_s = duet_cfg()->hang_report_s;
+    double hang_s = duet_cfg()->hang_report_s; /* reports by age: look again this often */
     int hang_ms = hang_s > 0 ? (int)(hang_s * 250 < 10 ? 10 : hang_s * 250 > 1000 ? 1000 : hang_s * 250) : -1;
     struct pollfd *pfd = malloc(sizeof *pfd * (size_t)cap);
     who_t *who = malloc(sizeof *who * (size_t)cap);
@@ -298,7 +233,7 @@ static void *watch_loop(void *arg)
         if (fallback) found |= check_by_pid(++ticks % ZOMBIE_EVERY == 0);
         if (found)
             for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
-        hang_reports();
+        duet_hang_reports();
     }
     pthread_mutex_unlock(&lock);
     free(pfd);
@@ -347,10 +282,10 @@ duet_status_t duet_ft_watch(duet_comm_t c)
                 free(w);
             } else {
                 current = w;
-                install_hang_signal();
+                duet_hang_install();
             }
         }
-        wake_thread();
+        duet_ft_wake();
     }
     pthread_mutex_unlock(&lock);
     return st;
@@ -370,9 +305,9 @@ void duet_ft_unwatch(duet_comm_t c)
         old = current;
         old->stop = 1;
         current = NULL;
-        remove_hang_signal();
+        duet_hang_remove();
     }
-    wake_thread();
+    duet_ft_wake();
     pthread_mutex_unlock(&lock);
     if (old) {
         pthread_join(old->thread, NULL);
@@ -387,30 +322,6 @@ void duet_ft_unwatch(duet_comm_t c)
     c->pidfds = NULL;
     c->dead = NULL;
     c->dead_pe = NULL;
-}
-
-duet_status_t duet_comm_status(duet_comm_t c)
-{
-    duet_status_t st = duet_comm_check(c, "duet_comm_status");
-    if (st) return st;
-    int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
-    if (a) return duet_comm_unusable_(c, "duet_comm_status", a);
-    for (int m = 0; m < c->size; m++) /* the detector marks the dead before it raises the word */
-        if (duet_ft_is_dead(c, m))
-            return duet_error_set(DUET_ERR_PEER_FAILED, "duet_comm_status: rank %d died; duet_comm_shrink gives "
-                                  "a communicator of the survivors", m);
-    return DUET_OK;
-}
-
-duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
-{
-    if (status == DUET_ERR_REVOKED)
-        return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by rank %d (duet_comm_shrink "
-                              "gives a new one)", fn, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
-                                                                           memory_order_relaxed) - 1);
-    return duet_error_set(status < 0 ? (duet_status_t)status : DUET_ERR_PEER_FAILED,
-                          "%s: the communicator has lost a member (%s); duet_comm_shrink gives one of the "
-                          "survivors", fn, c->abort_why[0] ? c->abort_why : "a rank died");
 }
 
 void duet_ft_refresh(duet_comm_t c)
@@ -436,20 +347,3 @@ int duet_ft_is_dead(duet_comm_t c, int r)
 }
 
 duet_comm_t duet_ft_root(duet_comm_t c) { return root_of(c); }
-
-duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
-{
-    duet_status_t st = duet_comm_check(c, "duet_comm_get_failed");
-    if (st) return st;
-    if (!nfailed || (max > 0 && !ranks))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_comm_get_failed: %s is NULL", nfailed ? "ranks" : "nfailed");
-    int n = 0;
-    for (int m = 0; m < c->size; m++) {
-        int failed = c->agreed_failed ? (int)(c->agreed_failed[m / 64] >> (m % 64) & 1) : duet_ft_is_dead(c, m);
-        if (!failed) continue;
-        if (n < max) ranks[n] = m;
-        n++;
-    }
-    *nfailed = n;
-    return DUET_OK;
-}

@@ -15,6 +15,8 @@ void duet_ft_unwatch(duet_comm_t c);
 /* Looks at every member of c now (kill(pid, 0) and /proc, not waiting for the thread), and
  * marks the dead as the thread would. */
 void duet_ft_refresh(duet_comm_t c);
+/* Wakes the detector's thread (async-signal-safe: one write(2) to an eventfd). */
+void duet_ft_wake(void);
 /* 1 when rank r of c has been seen dead here. */
 int duet_ft_is_dead(duet_comm_t c, int r);
 /* The root communicator c was split (or shrunk) from: the heap's owner. */
