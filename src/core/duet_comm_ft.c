@@ -21,12 +21,16 @@
  * swings the claim to itself and writes anew. The set only holds ranks really dead (the
  * failure detector only reports deaths), and every survivor reads the same one.
  *
- * Agree: after deciding D, every survivor posts its flag (flag[seq & 1], then posted = seq)
+ * Agree: after deciding D, every survivor posts its flag (flag[call & 1], then posted = seq)
  * and waits, for each rank outside D, until it has posted seq or is dead. A rank's post
  * outlives it, so every survivor sees the same posts: if every rank outside D posted, the
  * result is the AND of their flags (the same everywhere); if one died before posting, every
- * survivor sees that too, and they all try again with the next attempt (a new D). Parities:
- * nobody can be two sequence numbers ahead of a live survivor, so slots seq & 1 are safe.
+ * survivor sees that too, and they all try again with the next attempt (a new D).
+ * Reuse of the two slots: a decided set (failed[seq & 1]) is read before its reader posts or
+ * joins, and nobody gets two sequence numbers past a live survivor's post or join. A flag is
+ * indexed by the call, not the attempt: a fast rank may post the next attempt while a slow
+ * one still reads this one (the same value: a rank's flag does not change between attempts),
+ * or post the next call (the other slot: it cannot be two calls ahead).
  *
  * Shrink: after deciding D, the first rank outside D makes a bootstrap id and publishes it
  * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks
@@ -126,7 +130,7 @@ static duet_status_t await_post(duet_comm_t c, int r, uint64_t seq, int *posted,
         int dead = duet_ft_is_dead(c, r); /* read before the post: a post never follows a death */
         if (atomic_load_explicit(&a->posted, memory_order_acquire) >= seq) {
             *posted = 1;
-            *flag = a->flag[seq & 1];
+            *flag = a->flag[(seq >> 8) & 1];
             return DUET_OK;
         }
         if (dead) {
@@ -150,7 +154,7 @@ static duet_status_t agree(duet_comm_t c, int *flag)
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         uint64_t seq = seq_of(call, attempt);
         if ((st = decide(c, seq, set, fn))) break;
-        mine->flag[seq & 1] = (uint64_t)(uint32_t)*flag;
+        mine->flag[call & 1] = (uint64_t)(uint32_t)*flag;
         atomic_store_explicit(&mine->posted, seq, memory_order_release);
         uint64_t result = (uint64_t)(uint32_t)*flag;
         int complete = 1;

@@ -61,7 +61,7 @@ typedef struct {
     uint64_t failed[2][DUET_FT_MAX_RANKS / 64]; /* the decided failed set, by seq parity      */
     /* my own posts (in my segment) */
     _Atomic uint64_t posted;    /* the last seq whose flag I posted                           */
-    uint64_t flag[2];           /* agree: my flag, by seq parity                              */
+    uint64_t flag[2];           /* agree: my flag, by the parity of the call (seq >> 8)       */
     _Atomic uint64_t id_ready;  /* shrink, as the new rank 0: the seq whose id is in new_id   */
     char new_id[2][128];        /* shrink: the new communicator's bootstrap id, by parity     */
 } duet_ft_area_t;

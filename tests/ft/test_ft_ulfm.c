@@ -10,7 +10,7 @@
  *           ranks, and they compute.
  *   shrink  every rank fills its block of a symmetric buffer on every rank; the last rank dies
  *           in an allreduce loop; the survivors agree (the failed set is {last}, the AND of
- *           their flags), shrink, and check: n-1 ranks in their old order, the symmetric
+ *           their flags; then 100 agrees back to back with other flags), shrink, and check: n-1 ranks in their old order, the symmetric
  *           buffer unchanged on every survivor (the dead rank's block included), one-sided
  *           puts through the new communicator into the same addresses, verified allreduces.
  *   chain   shrink until one rank is left: in each round the last rank of the current
@@ -118,6 +118,13 @@ static void scenario_shrink(void)
     int failed[4], nf = -1;
     CHECK_OK(duet_comm_get_failed(W, failed, 4, &nf));
     CHECK(nf == 1 && failed[0] == victim, "agreed failed set: %d rank(s), first %d", nf, nf > 0 ? failed[0] : -1);
+    /* agrees back to back, each with other flags (the posts' slots are reused) */
+    for (int k = 0; k < 100; k++) {
+        int f = (int)(0x7fffffff & ~(1u << ((k + me) % 31))), w = 0x7fffffff;
+        for (int r = 0; r < npes - 1; r++) w &= (int)(0x7fffffff & ~(1u << ((k + r) % 31)));
+        CHECK_OK(duet_comm_agree(W, &f));
+        CHECK(f == w, "agree %d: %#x, want %#x", k, f, w);
+    }
     duet_comm_t S;
     uint64_t t0 = (uint64_t)(now_s() * 1e9);
     CHECK_OK(duet_comm_shrink(W, &S));
