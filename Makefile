@@ -5,6 +5,7 @@
 #   make test-gpu   the gpu tests (on a machine with a GPU)
 #   make asan       build and test with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      Duet against Open MPI's OpenSHMEM, side by side (bench/vs_oshmem.sh)
+#   make examples   build the examples (examples/); make run-examples runs each once
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
@@ -12,7 +13,7 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 NP         ?= 2
 
-.PHONY: all deps configure build run test test-gpu asan bench clean
+.PHONY: all deps configure build run test test-gpu asan bench examples run-examples clean
 
 all: build
 
@@ -45,6 +46,14 @@ asan:
 
 bench: build
 	bench/vs_oshmem.sh
+
+examples: configure
+	cmake --build $(BUILD) -j $(JOBS) --target hello stencil ft_survive
+
+run-examples: examples
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/hello
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/stencil
+	$(BUILD)/bin/duetrun -n 4 --ft $(BUILD)/bin/ft_survive
 
 clean:
 	rm -rf $(BUILD) build-asan

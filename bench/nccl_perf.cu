@@ -40,22 +40,20 @@
  * rank compares its recv with what the inputs imply (reduce: off the root, recv must stay
  * poisoned); the wrong column is the sum over ranks, -1 when not checked.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#define CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
+#include "bench_util.h"
+
+#define PROG       "nccl_perf"
 #define ALGO       "nccl"
 #define POISON     0xa5 /* byte of recv before a row: float 0xa5a5a5a5, no possible result */
 
@@ -101,14 +99,10 @@ static int g_rank = -1;
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
-    char msg[1024];
-    int len = g_rank >= 0 ? snprintf(msg, sizeof msg, "nccl_perf: rank %d: ", g_rank)
-                          : snprintf(msg, sizeof msg, "nccl_perf: ");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
+    bench_vreport(PROG, g_rank >= 0 ? "rank" : NULL, g_rank, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", msg); /* one write: the ranks share the terminal */
     exit(1);
 }
 
@@ -123,13 +117,6 @@ static void die(const char *fmt, ...)
         ncclResult_t r_ = (call);                                                   \
         if (r_ != ncclSuccess) die("%s failed: %s", #call, ncclGetErrorString(r_)); \
     } while (0)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- data (duet-perf's) */
 static float in(int r, size_t i) { return (float)(((size_t)r * 1000 + i) % 4096); }
@@ -229,26 +216,6 @@ static void usage(FILE *f)
             "  -h, --help\n");
 }
 
-static size_t parse_size_arg(const char *text, const char *flag)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end), mult = 1;
-    if (end == text || errno || v < 0) goto bad;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end != '\0' || v * mult > 1.8e19) goto bad;
-    return (size_t)(v * mult);
-bad:
-    fprintf(stderr, "nccl_perf: bad value '%s' for %s\n", text, flag);
-    exit(2);
-}
-
 static void parse_args(perf_t *p, int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_AVERAGE, OPT_DEVICE };
@@ -264,16 +231,12 @@ static void parse_args(perf_t *p, int argc, char **argv)
     p->iters = p->warmup = -1, p->check = 1, p->average = 1, p->root = 0, p->mode = -1, p->csv = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:r:c:V:h", longopts, NULL)) != -1) {
+        if (bench_sweep_flag(PROG, c, optarg, &p->minb, &p->maxb, &p->factor, &p->iters, &p->warmup)) continue;
         switch (c) {
-        case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
-        case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
-        case 'f': p->factor = parse_size_arg(optarg, "-f"); break;
-        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"); break;
-        case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
-        case 'r': p->root = (int)parse_size_arg(optarg, "-r"); break;
-        case 'c': p->check = parse_size_arg(optarg, "-c") != 0; break;
-        case 'V': p->max_volume = parse_size_arg(optarg, "-V"); break;
-        case OPT_AVERAGE: p->average = (int)parse_size_arg(optarg, "--average"); break;
+        case 'r': p->root = (int)bench_parse_size(PROG, optarg, "-r"); break;
+        case 'c': p->check = bench_parse_size(PROG, optarg, "-c") != 0; break;
+        case 'V': p->max_volume = bench_parse_size(PROG, optarg, "-V"); break;
+        case OPT_AVERAGE: p->average = (int)bench_parse_size(PROG, optarg, "--average"); break;
         case OPT_CSV: p->csv = optarg; break;
         case OPT_DEVICE: break;
         case 'h': if (g_rank <= 0) usage(stdout); exit(0);
@@ -292,49 +255,7 @@ static void parse_args(perf_t *p, int argc, char **argv)
     if (p->iters == 0) die("-n must be at least 1");
     if (p->average > 3) die("--average takes 0, 1, 2 or 3");
     if (p->iters < 0) p->iters = 1000;
-    if (p->warmup < 0) p->warmup = p->iters / 10 < 5 ? 5 : p->iters / 10;
-}
-
-/* ---------------------------------------------------------------- bootstrap */
-static int env_int(const char *a, const char *b, int dflt)
-{
-    const char *s = getenv(a);
-    if (!s || !*s) s = getenv(b);
-    return s && *s ? atoi(s) : dflt;
-}
-
-/* Rank 0's unique id to every rank, through a file. */
-static void exchange_uid(int rank, ncclUniqueId *id, char *path, size_t pathlen)
-{
-    const char *env = getenv("NCCL_PERF_UID_FILE"), *job = getenv("PMIX_NAMESPACE");
-    if (!job || !*job) job = getenv("OMPI_MCA_ess_base_jobid");
-    if (env && *env) snprintf(path, pathlen, "%s", env);
-    else if (job && *job && !strchr(job, '/'))
-        snprintf(path, pathlen, "/tmp/nccl_perf-uid-%u-%s", (unsigned)getuid(), job);
-    else
-        snprintf(path, pathlen, "/tmp/nccl_perf-uid-%u-%ld-%ld", (unsigned)getuid(), (long)getppid(),
-                 (long)getpgrp());
-    if (rank == 0) {
-        NCK(ncclGetUniqueId(id));
-        char tmp[600];
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) die("cannot create %s: %s", tmp, strerror(errno));
-        if (write(fd, id, sizeof *id) != (ssize_t)sizeof *id || close(fd) != 0)
-            die("cannot write %s: %s", tmp, strerror(errno));
-        if (rename(tmp, path) != 0) die("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        return;
-    }
-    for (uint64_t t0 = now_ns();;) {
-        int fd = open(path, O_RDONLY);
-        if (fd >= 0) {
-            ssize_t got = read(fd, id, sizeof *id);
-            close(fd);
-            if (got == (ssize_t)sizeof *id) return;
-        }
-        if (now_ns() - t0 > 60ull * 1000000000ull) die("no unique id in %s after 60 s (is rank 0 up?)", path);
-        usleep(2000);
-    }
+    if (p->warmup < 0) p->warmup = bench_default_warmup(p->iters);
 }
 
 /* ---------------------------------------------------------------- the driver */
@@ -387,17 +308,8 @@ static long long run_row(perf_t *p, size_t bytes, FILE *csv)
     if (p->me != 0) return 0;
 
     double algbw = time_us > 0 ? (double)p->row_bytes / time_us / 1e3 : 0, busbw = algbw * p->busbw_factor;
-    size_t count = p->row_bytes / 4;
     long long w = p->check ? (long long)wrong : -1;
-    char ws[32];
-    if (w < 0) snprintf(ws, sizeof ws, "N/A");
-    else snprintf(ws, sizeof ws, "%lld", w);
-    printf("  %12s %12zu %12zu %8s %6s %14s %12.3f %12.3f %12.3f %8s\n", m->name, p->row_bytes, count, "float32",
-           m->redop, ALGO, time_us, algbw, busbw, ws);
-    fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%zu,%zu,float32,%s,%s,%.4f,%.4f,%.4f,%lld\n", m->name, p->row_bytes, count, m->redop, ALGO,
-                time_us, algbw, busbw, w);
+    bench_table_row(csv, m->name, p->row_bytes, p->row_bytes / 4, "float32", m->redop, ALGO, time_us, algbw, busbw, w);
     return w > 0 ? w : 0;
 }
 
@@ -405,9 +317,9 @@ int main(int argc, char **argv)
 {
     perf_t p;
     memset(&p, 0, sizeof p);
-    int rank = env_int("DUET_RANK", "OMPI_COMM_WORLD_RANK", -1);
-    int nranks = env_int("DUET_NRANKS", "OMPI_COMM_WORLD_SIZE", -1);
-    int local = env_int("DUET_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", rank);
+    int rank = bench_env_int("DUET_RANK", "OMPI_COMM_WORLD_RANK", -1);
+    int nranks = bench_env_int("DUET_NRANKS", "OMPI_COMM_WORLD_SIZE", -1);
+    int local = bench_env_int("DUET_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", rank);
     g_rank = rank;
     parse_args(&p, argc, argv);
     if (rank < 0 || nranks < 1 || rank >= nranks)
@@ -422,8 +334,10 @@ int main(int argc, char **argv)
 
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
-    char uidpath[512];
-    exchange_uid(rank, &id, uidpath, sizeof uidpath);
+    char uidpath[512], err[1024];
+    bench_uid_path(uidpath, sizeof uidpath, "NCCL_PERF_UID_FILE", PROG, 1);
+    if (rank == 0) NCK(ncclGetUniqueId(&id));
+    if (bench_share_uid(rank, &id, sizeof id, uidpath, err, sizeof err) != 0) die("%s", err);
     NCK(ncclCommInitRank(&p.comm, nranks, id, rank));
     CK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
     CK(cudaEventCreate(&p.ev0));
@@ -447,15 +361,14 @@ int main(int argc, char **argv)
     if (p.me == 0) {
         static const char *avg[] = {"rank 0", "mean over ranks", "min over ranks", "max over ranks"};
         if (p.csv && !(csv = fopen(p.csv, "w"))) die("cannot open %s for writing", p.csv);
-        if (csv) fprintf(csv, CSV_HEADER "\n");
+        if (csv) fprintf(csv, BENCH_CSV_HEADER "\n");
         int ver = 0;
         NCK(ncclGetVersion(&ver));
         printf("# nccl_perf %s: %d ranks, iters %ld, warmup %ld, max volume %zu, check %d, time: %s", m->name,
                p.nranks, p.iters, p.warmup, p.max_volume, p.check, avg[p.average]);
         if (p.mode == BROADCAST || p.mode == REDUCE) printf(", root %d", p.root);
         printf(", NCCL %d.%d.%d\n", ver / 10000, ver / 100 % 100, ver % 100);
-        printf("# %12s %12s %12s %8s %6s %14s %12s %12s %12s %8s\n", "op", "bytes", "count", "dtype", "redop",
-               "algo", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+        bench_table_header();
         fflush(stdout);
     }
     long long total_wrong = 0;
