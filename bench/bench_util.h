@@ -87,6 +87,19 @@ static inline void bench_vreport(const char *prog, const char *who, int id, cons
     fprintf(stderr, "%s\n", msg);
 }
 
+/* The GPU anchors' die: "prog: rank R: message" (rank < 0, before the ranks are known:
+ * "prog: message"), then exit(1). */
+static inline void bench_die_rank(const char *prog, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+static inline void bench_die_rank(const char *prog, int rank, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bench_vreport(prog, rank >= 0 ? "rank" : NULL, rank, fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
 /* The integer in environment variable name, else in alt (NULL: none), else dflt. */
 static inline int bench_env_int(const char *name, const char *alt, int dflt)
 {
@@ -94,6 +107,16 @@ static inline int bench_env_int(const char *name, const char *alt, int dflt)
     if ((!s || !*s) && alt) s = getenv(alt);
     return s && *s ? atoi(s) : dflt;
 }
+
+#ifdef __CUDACC__
+/* The GPU anchors' check of a CUDA call: on an error, die_fn("<call> failed: <CUDA's reason>"),
+ * die_fn being the program's printf-like die (which does not return). */
+#define BENCH_CUDA_CHECK(die_fn, call)                                                  \
+    do {                                                                                \
+        cudaError_t e_ = (call);                                                        \
+        if (e_ != cudaSuccess) die_fn("%s failed: %s", #call, cudaGetErrorString(e_)); \
+    } while (0)
+#endif
 
 /* ---------------------------------------------------------------- unique-id file */
 /* Where rank 0 leaves a library's unique id (NCCL's, NVSHMEM's) for the other ranks: $env_var
@@ -113,8 +136,8 @@ static inline void bench_uid_path(char *path, size_t len, const char *env_var, c
 
 /* Rank 0's id (size bytes, made before the call) to every rank through the file at path:
  * rank 0 writes it whole to <path>.<pid>.tmp (mode 0600) and renames that into place; the
- * others poll path for it, 60 s at most. Rank 0 removes the file once every rank has joined.
- * Returns 0, or -1 with the reason in err. */
+ * others poll path for it, 60 s at most. Returns 0, or -1 with the reason in err. Removing
+ * the file is the caller's: rank 0, once every rank has joined. */
 static inline int bench_share_uid(int rank, void *id, size_t size, const char *path, char *err, size_t errlen)
 {
     if (rank == 0) {

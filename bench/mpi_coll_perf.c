@@ -35,7 +35,6 @@
  * -d bfloat16 and -o avg are refused.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -44,7 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
+#include "bench_util.h"
+
+#define PROG       "mpi_coll_perf"
 #define ALGO       "mpi"
 #define PERIOD     13      /* of the input pattern along a buffer (odd: power-of-two   */
                            /* offsets never alias)                                     */
@@ -136,13 +137,10 @@ typedef struct {
 static void die(const perf_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void die(const perf_t *p, const char *fmt, ...)
 {
-    char msg[1024];
-    int len = snprintf(msg, sizeof msg, "mpi_coll_perf: rank %d: ", p ? p->me : -1);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
+    bench_vreport(PROG, "rank", p ? p->me : -1, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", msg); /* one write: the ranks share the terminal */
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);
 }
@@ -360,27 +358,6 @@ static void usage(FILE *f)
             "  -h, --help\n");
 }
 
-static size_t parse_size_arg(const char *text, const char *flag)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    double mult = 1;
-    if (end == text || errno || v < 0) goto bad;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end != '\0' || v * mult > 1.8e19) goto bad;
-    return (size_t)(v * mult);
-bad:
-    fprintf(stderr, "mpi_coll_perf: bad value '%s' for %s\n", text, flag);
-    exit(2);
-}
-
 static const perf_dtype_t *find_dtype(const char *name)
 {
     for (size_t i = 0; i < sizeof(dtype_aliases) / sizeof(dtype_aliases[0]); i++)
@@ -405,16 +382,14 @@ static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
     p->iters = p->warmup = -1, p->root = 0, p->csv = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:d:o:r:V:h", longopts, NULL)) != -1) {
+        if (bench_sweep_flag(PROG, c, optarg, &p->minb, &p->maxb, &p->factor, &p->iters,
+                             &p->warmup))
+            continue;
         switch (c) {
-        case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
-        case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
-        case 'f': p->factor = parse_size_arg(optarg, "-f"); break;
-        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"); break;
-        case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
         case 'd': dname = optarg; break;
         case 'o': oname = optarg; break;
-        case 'r': p->root = (int)parse_size_arg(optarg, "-r"); break;
-        case 'V': p->max_volume = parse_size_arg(optarg, "-V"); break;
+        case 'r': p->root = (int)bench_parse_size(PROG, optarg, "-r"); break;
+        case 'V': p->max_volume = bench_parse_size(PROG, optarg, "-V"); break;
         case 'C': p->csv = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
@@ -447,7 +422,7 @@ static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
         exit(2);
     }
     if (p->iters < 0) p->iters = 1000;
-    if (p->warmup < 0) p->warmup = p->iters / 10 < 5 ? 5 : p->iters / 10;
+    if (p->warmup < 0) p->warmup = bench_default_warmup(p->iters);
     return m;
 }
 
@@ -490,9 +465,7 @@ static long run_size(perf_t *p, const perf_mode_t *m, size_t nominal, FILE *csv)
     printf("  %13s %12zu %12zu %8s %5s %12.3f %12.3f %12.3f %8ld\n", m->name, bytes, elems,
            p->dt->name, redop, us, gbps, busbw, wrong);
     fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%zu,%zu,%s,%s,%s,%.4f,%.4f,%.4f,%ld\n", m->name, bytes, elems,
-                p->dt->name, redop, ALGO, us, gbps, busbw, wrong);
+    bench_csv_row(csv, m->name, bytes, elems, p->dt->name, redop, ALGO, us, gbps, busbw, wrong);
     return wrong;
 }
 
@@ -519,7 +492,7 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (p.me == 0) {
         if (p.csv && !(csv = fopen(p.csv, "w"))) die(&p, "cannot open %s for writing", p.csv);
-        if (csv) fprintf(csv, CSV_HEADER "\n");
+        if (csv) fprintf(csv, BENCH_CSV_HEADER "\n");
         printf("# mpi_coll_perf %s: %d ranks, iters %ld, warmup %ld, max volume %zu, root %d\n",
                m->name, p.nranks, p.iters, p.warmup, p.max_volume, p.root);
         printf("# %13s %12s %12s %8s %5s %12s %12s %12s %8s\n", "op", "bytes", "count", "type",

@@ -41,7 +41,6 @@
  * poisoned); the wrong column is the sum over ranks, -1 when not checked.
  */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,21 +95,9 @@ typedef struct {
 
 static int g_rank = -1;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bench_vreport(PROG, g_rank >= 0 ? "rank" : NULL, g_rank, fmt, ap);
-    va_end(ap);
-    exit(1);
-}
+#define die(...) bench_die_rank(PROG, g_rank, __VA_ARGS__)
 
-#define CK(call)                                                                    \
-    do {                                                                            \
-        cudaError_t e_ = (call);                                                    \
-        if (e_ != cudaSuccess) die("%s failed: %s", #call, cudaGetErrorString(e_)); \
-    } while (0)
+#define CK(call) BENCH_CUDA_CHECK(die, call)
 
 #define NCK(call)                                                                   \
     do {                                                                            \

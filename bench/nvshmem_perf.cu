@@ -25,23 +25,20 @@
  *   barrier   host: nvshmem_barrier_all on every PE; time_us = one barrier
  *   pquiet    host: PE 0 nvshmem_uint64_p to PE 1, then nvshmem_quiet; time_us = one p + quiet
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#define CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
+#include "bench_util.h"
+
+#define PROG       "nvshmem_perf"
 #define ALGO       "nvshmem"
 
 typedef struct perf perf_t;
@@ -77,32 +74,9 @@ struct perf {
 
 static int g_rank = -1;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    char msg[1024];
-    int len = g_rank >= 0 ? snprintf(msg, sizeof msg, "nvshmem_perf: rank %d: ", g_rank)
-                          : snprintf(msg, sizeof msg, "nvshmem_perf: ");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "%s\n", msg); /* one write: the ranks share the terminal */
-    exit(1);
-}
+#define die(...) bench_die_rank(PROG, g_rank, __VA_ARGS__)
 
-#define CK(call)                                                                    \
-    do {                                                                            \
-        cudaError_t e_ = (call);                                                    \
-        if (e_ != cudaSuccess) die("%s failed: %s", #call, cudaGetErrorString(e_)); \
-    } while (0)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define CK(call) BENCH_CUDA_CHECK(die, call)
 
 /* duet-perf's verification byte (perf_device.c): differs per size. */
 static inline uint8_t pattern(size_t j, size_t bytes)
@@ -273,26 +247,6 @@ static void usage(FILE *f)
             "  -h, --help\n");
 }
 
-static size_t parse_size_arg(const char *text, const char *flag)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end), mult = 1;
-    if (end == text || errno || v < 0) goto bad;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end != '\0' || v * mult > 1.8e19) goto bad;
-    return (size_t)(v * mult);
-bad:
-    fprintf(stderr, "nvshmem_perf: bad value '%s' for %s\n", text, flag);
-    exit(2);
-}
-
 static void parse_args(perf_t *p, int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_DEVICE };
@@ -306,13 +260,9 @@ static void parse_args(perf_t *p, int argc, char **argv)
     p->iters = p->warmup = -1, p->check = 1, p->csv = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:h", longopts, NULL)) != -1) {
+        if (bench_sweep_flag(PROG, c, optarg, &p->minb, &p->maxb, &p->factor, &p->iters, &p->warmup)) continue;
         switch (c) {
-        case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
-        case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
-        case 'f': p->factor = parse_size_arg(optarg, "-f"); break;
-        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"); break;
-        case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
-        case 'c': p->check = parse_size_arg(optarg, "-c") != 0; break;
+        case 'c': p->check = bench_parse_size(PROG, optarg, "-c") != 0; break;
         case OPT_CSV: p->csv = optarg; break;
         case OPT_DEVICE: break;
         case 'h': if (g_rank <= 0) usage(stdout); exit(0);
@@ -330,45 +280,7 @@ static void parse_args(perf_t *p, int argc, char **argv)
     if (p->factor < 2) die("-f must be at least 2");
     if (p->iters == 0) die("-n must be at least 1");
     if (p->iters < 0) p->iters = p->mode->default_iters;
-    if (p->warmup < 0) p->warmup = p->iters / 10 < 5 ? 5 : p->iters / 10;
-}
-
-/* ---------------------------------------------------------------- bootstrap */
-static int env_int(const char *name, int dflt)
-{
-    const char *s = getenv(name);
-    return s && *s ? atoi(s) : dflt;
-}
-
-/* Rank 0's unique id to every rank, through a file. */
-static void exchange_uid(int rank, nvshmemx_uniqueid_t *id, char *path, size_t pathlen)
-{
-    const char *env = getenv("NVSHMEM_PERF_UID_FILE");
-    if (env && *env) snprintf(path, pathlen, "%s", env);
-    else
-        snprintf(path, pathlen, "/tmp/nvshmem_perf-uid-%u-%ld-%ld", (unsigned)getuid(), (long)getppid(),
-                 (long)getpgrp());
-    if (rank == 0) {
-        if (nvshmemx_get_uniqueid(id) != 0) die("nvshmemx_get_uniqueid failed");
-        char tmp[600];
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) die("cannot create %s: %s", tmp, strerror(errno));
-        if (write(fd, id, sizeof *id) != (ssize_t)sizeof *id || close(fd) != 0)
-            die("cannot write %s: %s", tmp, strerror(errno));
-        if (rename(tmp, path) != 0) die("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        return;
-    }
-    for (uint64_t t0 = now_ns();;) {
-        int fd = open(path, O_RDONLY);
-        if (fd >= 0) {
-            ssize_t got = read(fd, id, sizeof *id);
-            close(fd);
-            if (got == (ssize_t)sizeof *id) return;
-        }
-        if (now_ns() - t0 > 60ull * 1000000000ull) die("no unique id in %s after 60 s (is rank 0 up?)", path);
-        usleep(2000);
-    }
+    if (p->warmup < 0) p->warmup = bench_default_warmup(p->iters);
 }
 
 /* ---------------------------------------------------------------- the driver */
@@ -381,9 +293,9 @@ static long long run_row(perf_t *p, size_t bytes, FILE *csv)
     nvshmem_barrier_all();
     m->body(p, bytes, p->warmup);
     nvshmem_barrier_all();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     m->body(p, bytes, p->iters);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     nvshmem_barrier_all();
     uint64_t wrong = p->check && m->verify ? m->verify(p, bytes) : 0;
     /* every PE's wrong count to PE 0 */
@@ -401,15 +313,7 @@ static long long run_row(perf_t *p, size_t bytes, FILE *csv)
     double gbps = us > 0 ? (double)bytes / us / 1e3 : 0;
     size_t count = m->elem_size ? bytes / m->elem_size : 0;
     long long w = p->check && m->verify ? (long long)total : -1;
-    char ws[32];
-    if (w < 0) snprintf(ws, sizeof ws, "N/A");
-    else snprintf(ws, sizeof ws, "%lld", w);
-    printf("  %12s %12zu %12zu %8s %6s %14s %12.3f %12.3f %12.3f %8s\n", m->name, bytes, count, m->dtype, "none",
-           ALGO, us, gbps, gbps, ws);
-    fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%zu,%zu,%s,none,%s,%.4f,%.4f,%.4f,%lld\n", m->name, bytes, count, m->dtype, ALGO, us, gbps,
-                gbps, w);
+    bench_table_row(csv, m->name, bytes, count, m->dtype, "none", ALGO, us, gbps, gbps, w);
     return w > 0 ? w : 0;
 }
 
@@ -417,8 +321,8 @@ int main(int argc, char **argv)
 {
     perf_t p;
     memset(&p, 0, sizeof p);
-    int rank = env_int("DUET_RANK", -1), nranks = env_int("DUET_NRANKS", -1);
-    int local = env_int("DUET_LOCAL_RANK", rank);
+    int rank = bench_env_int("DUET_RANK", NULL, -1), nranks = bench_env_int("DUET_NRANKS", NULL, -1);
+    int local = bench_env_int("DUET_LOCAL_RANK", NULL, rank);
     g_rank = rank;
     parse_args(&p, argc, argv);
     if (rank < 0 || nranks < 1 || rank >= nranks)
@@ -434,8 +338,10 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&p.sms, cudaDevAttrMultiProcessorCount, dev));
 
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-    char uidpath[512];
-    exchange_uid(rank, &id, uidpath, sizeof uidpath);
+    char uidpath[512], err[1024];
+    bench_uid_path(uidpath, sizeof uidpath, "NVSHMEM_PERF_UID_FILE", PROG, 0);
+    if (rank == 0 && nvshmemx_get_uniqueid(&id) != 0) die("nvshmemx_get_uniqueid failed");
+    if (bench_share_uid(rank, &id, sizeof id, uidpath, err, sizeof err) != 0) die("%s", err);
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
     if (nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr) != 0) die("nvshmemx_set_attr_uniqueid_args failed");
     if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != 0) die("nvshmemx_init_attr failed");
@@ -459,13 +365,12 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (p.me == 0) {
         if (p.csv && !(csv = fopen(p.csv, "w"))) die("cannot open %s for writing", p.csv);
-        if (csv) fprintf(csv, CSV_HEADER "\n");
+        if (csv) fprintf(csv, BENCH_CSV_HEADER "\n");
         int maj = 0, min = 0;
         nvshmem_info_get_version(&maj, &min);
         printf("# nvshmem_perf %s: %d PEs, iters %ld, warmup %ld, NVSHMEM (spec %d.%d)\n", m->name, p.npes, p.iters,
                p.warmup, maj, min);
-        printf("# %12s %12s %12s %8s %6s %14s %12s %12s %12s %8s\n", "op", "bytes", "count", "dtype", "redop",
-               "algo", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+        bench_table_header();
         fflush(stdout);
     }
     long long total_wrong = 0;

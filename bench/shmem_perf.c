@@ -17,7 +17,6 @@
  *   barrier   every PE calls barrier_all; time_us = per barrier.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <shmem.h>
 #include <stdarg.h>
@@ -25,9 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
+#include "bench_util.h"
+
+#define PROG       "shmem_perf"
 #define ALGO       "oshmem"
 
 typedef struct {
@@ -59,23 +59,13 @@ typedef struct {
     const char *help;
 } perf_mode_t;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const perf_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void die(const perf_t *p, const char *fmt, ...)
 {
-    char msg[1024];
-    int len = snprintf(msg, sizeof msg, "shmem_perf: PE %d: ", p->me);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
+    bench_vreport(PROG, "PE", p->me, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", msg); /* one write: the PEs share the terminal */
     exit(1);
 }
 
@@ -239,27 +229,6 @@ static void usage(FILE *f)
             "  -h, --help\n");
 }
 
-static size_t parse_size_arg(const char *text, const char *flag)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    double mult = 1;
-    if (end == text || errno || v < 0) goto bad;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end != '\0' || v * mult > 1.8e19) goto bad;
-    return (size_t)(v * mult);
-bad:
-    fprintf(stderr, "shmem_perf: bad value '%s' for %s\n", text, flag);
-    exit(2);
-}
-
 static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -272,14 +241,12 @@ static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
     p->iters = p->warmup = -1, p->window = 64, p->csv = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:W:V:h", longopts, NULL)) != -1) {
+        if (bench_sweep_flag(PROG, c, optarg, &p->minb, &p->maxb, &p->factor, &p->iters,
+                             &p->warmup))
+            continue;
         switch (c) {
-        case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
-        case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
-        case 'f': p->factor = parse_size_arg(optarg, "-f"); break;
-        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"); break;
-        case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
-        case 'W': p->window = (long)parse_size_arg(optarg, "-W"); break;
-        case 'V': p->max_volume = parse_size_arg(optarg, "-V"); break;
+        case 'W': p->window = (long)bench_parse_size(PROG, optarg, "-W"); break;
+        case 'V': p->max_volume = bench_parse_size(PROG, optarg, "-V"); break;
         case 'C': p->csv = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
@@ -297,7 +264,7 @@ static const perf_mode_t *parse_args(perf_t *p, int argc, char **argv)
     if (p->factor < 2) die(p, "-f must be at least 2");
     if (p->iters == 0 || p->window == 0) die(p, "-n and -W must be at least 1");
     if (p->iters < 0) p->iters = m->default_iters;
-    if (p->warmup < 0) p->warmup = p->iters / 10 < 5 ? 5 : p->iters / 10;
+    if (p->warmup < 0) p->warmup = bench_default_warmup(p->iters);
     return m;
 }
 
@@ -338,9 +305,9 @@ static long run_size(perf_t *p, const perf_mode_t *m, size_t bytes, FILE *csv)
     shmem_barrier_all();
     m->body(p, bytes, warmup);
     shmem_barrier_all();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     m->body(p, bytes, iters);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     shmem_barrier_all();
     long wrong = m->verify ? m->verify(p, bytes) : 0;
     if (p->me != 0) return 0;
@@ -352,9 +319,7 @@ static long run_size(perf_t *p, const perf_mode_t *m, size_t bytes, FILE *csv)
     size_t count = m->elem_size ? bytes / m->elem_size : 0;
     printf("  %8s %12zu %12zu %12.3f %12.3f %8ld\n", m->name, bytes, count, us, gbps, wrong);
     fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%zu,%zu,%s,none,%s,%.4f,%.4f,%.4f,%ld\n", m->name, bytes, count,
-                m->dtype, ALGO, us, gbps, busbw, wrong);
+    bench_csv_row(csv, m->name, bytes, count, m->dtype, "none", ALGO, us, gbps, busbw, wrong);
     return wrong;
 }
 
@@ -371,7 +336,7 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (p.me == 0) {
         if (p.csv && !(csv = fopen(p.csv, "w"))) die(&p, "cannot open %s for writing", p.csv);
-        if (csv) fprintf(csv, CSV_HEADER "\n");
+        if (csv) fprintf(csv, BENCH_CSV_HEADER "\n");
         printf("# shmem_perf %s: %d PEs, iters %ld, warmup %ld", m->name, p.npes, p.iters,
                p.warmup);
         if (m->windowed) printf(", window %ld, max volume %zu", p.window, p.max_volume);
