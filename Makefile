@@ -48,11 +48,13 @@ bench: build
 	bench/vs_oshmem.sh
 
 examples: configure
-	cmake --build $(BUILD) -j $(JOBS) --target hello stencil ft_survive
+	cmake --build $(BUILD) -j $(JOBS) --target hello stencil oneshot moe ft_survive
 
 run-examples: examples
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/hello
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/stencil
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/oneshot
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/moe -t 128
 	$(BUILD)/bin/duetrun -n 4 --ft $(BUILD)/bin/ft_survive
 
 clean:

@@ -203,6 +203,8 @@ duet_status_t duet_init(void)
 
 static duet_status_t comm_free(duet_comm_t c)
 {
+    /* no more watching: past the barrier below peers leave, and their exits are no deaths */
+    duet_ft_unwatch(c);
     /* everyone stops touching everyone's memory before any segment is unmapped; on a
      * communicator that lost a member (or was revoked) the barrier cannot complete: its
      * failure is expected then, and the rest is freed all the same */
@@ -211,7 +213,6 @@ static duet_status_t comm_free(duet_comm_t c)
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
         st = DUET_OK;
     }
-    duet_ft_unwatch(c);
     if (c->parent) {
         c->parent->children--;
         c->heap->slots_used &= ~(1ull << c->slot);
