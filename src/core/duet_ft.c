@@ -118,6 +118,7 @@ static void abort_if_member_dead(duet_comm_t c)
 static void mark_dead(duet_comm_t root, int r, const char *how)
 {
     atomic_store_explicit(&root->dead[r], 1, memory_order_release);
+    atomic_fetch_add_explicit(&root->heap->deaths, 1, memory_order_release);
     DUET_LOG(WARN, INIT, "rank %d (pid %d) has died (%s)", r, (int)root->pids[r], how);
 }
 

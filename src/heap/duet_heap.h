@@ -85,6 +85,8 @@ typedef struct duet_heap {
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
     struct duet_cuda_heap *gpu; /* the GPU heap beside it (src/cuda), or NULL */
+    _Atomic int deaths;   /* heap pes seen dead (src/core/duet_ft.c): one-sided calls look at
+                           * their target's fate only once this is non-zero */
 } duet_heap_t;
 
 /* Creates my segment, maps every peer's, and unlinks mine once all peers hold it.

@@ -55,7 +55,8 @@ static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, d
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
     int hp = c->heap_pe[pe];
-    if (DUET_UNLIKELY(c->dead_pe && atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed)))
+    if (DUET_UNLIKELY(atomic_load_explicit(&c->heap->deaths, memory_order_relaxed) != 0) && c->dead_pe &&
+        atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed))
         return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d (rank %d died)", fn, pe, pe);
     *ep = &c->heap->eps[hp];
     return DUET_OK;
