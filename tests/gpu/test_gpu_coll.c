@@ -26,6 +26,7 @@
  * Usage: test_gpu_coll [seed]. Rank 0 prints "test_gpu_coll: passed".
  */
 #include "duet_test.h"
+#include "gpu/gpu_elems.h"
 
 #include <cuda_runtime_api.h>
 #include <duet/duet_cuda.h>
@@ -49,66 +50,11 @@ static const char *op_names[] = {"sum", "prod", "min", "max", "avg"};
 
 enum { MAXC = 65539 + 16 };
 
-static int is_float(int dt) { return dt >= DUET_FLOAT16; }
-static int is_signed(int dt) { return dt == DUET_INT8 || dt == DUET_INT32 || dt == DUET_INT64; }
-
-static uint16_t f2h(float f) /* exact normal values (and 0) only: the inputs */
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffff) == 0) return (uint16_t)(u >> 16);
-    uint32_t s = u >> 31, e = (u >> 23) & 0xff, m = u & 0x7fffff;
-    return (uint16_t)((s << 15) | ((e - 127 + 15) << 10) | (m >> 13));
-}
-static float h2f(uint16_t h)
-{
-    uint32_t s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 0x400), (int)e - 25);
-    return s ? -v : v;
-}
-static float b2f(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Rank r's element i of case `salt`, as raw bits (integers) or a float value. */
-static uint64_t gen_bits(int r, size_t i, uint64_t salt) { return mix(key3(salt, (uint64_t)r, (uint64_t)i)); }
-static double gen_val(int r, size_t i, uint64_t salt)
-{
-    int k = (int)(gen_bits(r, i, salt) % 65) - 32;
-    return k / 16.0;
-}
-
-static void store(int dt, void *buf, size_t i, uint64_t bits, double v)
-{
-    size_t es = duet_datatype_size(dt);
-    char *p = (char *)buf + i * es;
-    switch (dt) {
-    case DUET_FLOAT16: { uint16_t h = f2h((float)v); memcpy(p, &h, 2); break; }
-    case DUET_BFLOAT16: { float f = (float)v; uint32_t u; memcpy(&u, &f, 4); uint16_t b = (uint16_t)(u >> 16); memcpy(p, &b, 2); break; }
-    case DUET_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
-    case DUET_FLOAT64: memcpy(p, &v, 8); break;
-    default: memcpy(p, &bits, es); break; /* little-endian: the low bytes */
-    }
-}
-
 static void fill_input(int dt, void *buf, int r, size_t off, size_t count, uint64_t salt)
 {
-    for (size_t i = 0; i < count; i++) store(dt, buf, off + i, gen_bits(r, i, salt), gen_val(r, i, salt));
-}
-
-static uint64_t sext(int dt, uint64_t b)
-{
-    switch (dt) {
-    case DUET_INT8: return (uint64_t)(int64_t)(int8_t)b;
-    case DUET_UINT8: return b & 0xff;
-    case DUET_INT32: return (uint64_t)(int64_t)(int32_t)b;
-    case DUET_UINT32: return b & 0xffffffffu;
-    default: return b;
-    }
+    size_t es = duet_datatype_size(dt);
+    for (size_t i = 0; i < count; i++)
+        store(dt, (char *)buf + (off + i) * es, gen_bits(r, i, salt), gen_val(r, i, salt));
 }
 
 /* Checks element i of `got` against the reference; 0 when it matches, else writes why. */
@@ -117,18 +63,7 @@ static int check_elem(int dt, int op, const void *got, size_t i, uint64_t salt, 
     size_t es = duet_datatype_size(dt);
     const char *p = (const char *)got + i * es;
     if (!is_float(dt)) {
-        uint64_t acc = sext(dt, gen_bits(0, i, salt));
-        for (int r = 1; r < npes; r++) {
-            uint64_t x = sext(dt, gen_bits(r, i, salt));
-            if (op == DUET_SUM || op == DUET_AVG) acc += x;
-            else if (op == DUET_PROD) acc *= x;
-            else {
-                int less = is_signed(dt) ? (int64_t)x < (int64_t)acc : x < acc;
-                if ((op == DUET_MIN) == less) acc = x;
-            }
-        }
-        acc = sext(dt, acc); /* wrap to the width */
-        if (op == DUET_AVG) acc = is_signed(dt) ? (uint64_t)((int64_t)acc / npes) : acc / (uint64_t)npes;
+        uint64_t acc = ref_int(dt, op, npes, i, salt);
         uint64_t g = 0, mask = es == 8 ? ~0ull : ((1ull << (8 * es)) - 1);
         memcpy(&g, p, es);
         if ((g & mask) == (acc & mask)) return 0;
@@ -136,24 +71,10 @@ static int check_elem(int dt, int op, const void *got, size_t i, uint64_t salt, 
                  (unsigned long long)(acc & mask));
         return 1;
     }
-    double ref, g;
+    double ref = ref_float(dt, op, npes, i, salt), g;
     if (dt == DUET_FLOAT64) {
-        double acc = gen_val(0, i, salt);
-        for (int r = 1; r < npes; r++) {
-            double x = gen_val(r, i, salt);
-            acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
-                : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
-        }
-        ref = op == DUET_AVG ? acc / npes : acc;
         memcpy(&g, p, 8);
     } else {
-        float acc = (float)gen_val(0, i, salt);
-        for (int r = 1; r < npes; r++) {
-            float x = (float)gen_val(r, i, salt);
-            acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
-                : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
-        }
-        ref = op == DUET_AVG ? acc / (float)npes : acc;
         uint16_t h;
         float f;
         if (dt == DUET_FLOAT32) memcpy(&f, p, 4), g = f;

@@ -57,6 +57,7 @@
  * src/coll/duet_coll_tune.c). Rank 0 prints "test_gpu_colls: passed".
  */
 #include "duet_test.h"
+#include "gpu/gpu_elems.h"
 
 #include <cuda_runtime_api.h>
 #include <duet/duet_cuda.h>
@@ -95,68 +96,11 @@ enum { BUFB = 4 << 20, LARGE_BYTES = 3 << 20, POISON = 0xA5 };
 static char *heap_buf[2], *cu_buf[2]; /* BUFB bytes each */
 static char *h_img[2], *h_out[2];     /* pinned staging: images uploaded, buffers downloaded */
 
-static int is_float(int dt) { return dt >= DUET_FLOAT16; }
-static int is_signed(int dt) { return dt == DUET_INT8 || dt == DUET_INT32 || dt == DUET_INT64; }
 static int reduces(int coll) { return coll == AR || coll == RD || coll == RS; }
 static int is_pow2(int n) { return (n & (n - 1)) == 0; }
 
-/* ------------------------------------------------------------------------------------
- * Element encodings (copied from test_gpu_coll.c)
- * ------------------------------------------------------------------------------------ */
-static uint16_t f2h(float f) /* exact normal values (and 0) only: the inputs */
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffff) == 0) return (uint16_t)(u >> 16);
-    uint32_t s = u >> 31, e = (u >> 23) & 0xff, m = u & 0x7fffff;
-    return (uint16_t)((s << 15) | ((e - 127 + 15) << 10) | (m >> 13));
-}
-static float h2f(uint16_t h)
-{
-    uint32_t s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 0x400), (int)e - 25);
-    return s ? -v : v;
-}
-static float b2f(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Rank r's element j of case `salt`, as raw bits (integers) or a float value k / 16. */
-static uint64_t gen_bits(int r, size_t j, uint64_t salt) { return mix(key3(salt, (uint64_t)r, (uint64_t)j)); }
-static double gen_val(int r, size_t j, uint64_t salt)
-{
-    int k = (int)(gen_bits(r, j, salt) % 65) - 32;
-    return k / 16.0;
-}
-
-static void store(int dt, char *p, uint64_t bits, double v)
-{
-    switch (dt) {
-    case DUET_FLOAT16: { uint16_t h = f2h((float)v); memcpy(p, &h, 2); break; }
-    case DUET_BFLOAT16: { float f = (float)v; uint32_t u; memcpy(&u, &f, 4); uint16_t b = (uint16_t)(u >> 16); memcpy(p, &b, 2); break; }
-    case DUET_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
-    case DUET_FLOAT64: memcpy(p, &v, 8); break;
-    default: memcpy(p, &bits, duet_datatype_size(dt)); break; /* little-endian: the low bytes */
-    }
-}
-
 /* Rank r's input element j, encoded at p. */
 static void put_input(int dt, char *p, int r, size_t j, uint64_t salt) { store(dt, p, gen_bits(r, j, salt), gen_val(r, j, salt)); }
-
-static uint64_t sext(int dt, uint64_t b)
-{
-    switch (dt) {
-    case DUET_INT8: return (uint64_t)(int64_t)(int8_t)b;
-    case DUET_UINT8: return b & 0xff;
-    case DUET_INT32: return (uint64_t)(int64_t)(int32_t)b;
-    case DUET_UINT32: return b & 0xffffffffu;
-    default: return b;
-    }
-}
 
 /* The element at p as text: integers in decimal, floats by value. */
 static void fmt_elem(int dt, const char *p, char *out, size_t len)
@@ -176,45 +120,6 @@ static void fmt_elem(int dt, const char *p, char *out, size_t len)
     snprintf(out, len, "%.9g (0x%llx)", v, (unsigned long long)b);
 }
 
-/* ------------------------------------------------------------------------------------
- * Reduction reference (from test_gpu_coll.c): element j reduced over ranks 0..n-1
- * ------------------------------------------------------------------------------------ */
-static uint64_t ref_int(int dt, int op, size_t j, uint64_t salt)
-{
-    uint64_t acc = sext(dt, gen_bits(0, j, salt));
-    for (int r = 1; r < npes; r++) {
-        uint64_t x = sext(dt, gen_bits(r, j, salt));
-        if (op == DUET_SUM || op == DUET_AVG) acc += x;
-        else if (op == DUET_PROD) acc *= x;
-        else {
-            int less = is_signed(dt) ? (int64_t)x < (int64_t)acc : x < acc;
-            if ((op == DUET_MIN) == less) acc = x;
-        }
-    }
-    acc = sext(dt, acc); /* wrap to the width */
-    if (op == DUET_AVG) acc = is_signed(dt) ? (uint64_t)((int64_t)acc / npes) : acc / (uint64_t)npes;
-    return acc;
-}
-
-static double ref_float(int dt, int op, size_t j, uint64_t salt)
-{
-    if (dt == DUET_FLOAT64) {
-        double acc = gen_val(0, j, salt);
-        for (int r = 1; r < npes; r++) {
-            double x = gen_val(r, j, salt);
-            acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
-                : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
-        }
-        return op == DUET_AVG ? acc / npes : acc;
-    }
-    float acc = (float)gen_val(0, j, salt); /* fp16 / bf16 / fp32 accumulate in fp32 */
-    for (int r = 1; r < npes; r++) {
-        float x = (float)gen_val(r, j, salt);
-        acc = op == DUET_SUM || op == DUET_AVG ? acc + x : op == DUET_PROD ? acc * x
-            : op == DUET_MIN ? (x < acc ? x : acc) : (x > acc ? x : acc);
-    }
-    return op == DUET_AVG ? acc / (float)npes : acc;
-}
 
 static double decode_float(int dt, const char *p)
 {
@@ -232,7 +137,7 @@ static int check_reduced(int dt, int op, const char *p, size_t j, uint64_t salt,
     fmt_elem(dt, p, g, sizeof g);
     if (!is_float(dt)) {
         size_t es = duet_datatype_size(dt);
-        uint64_t want = ref_int(dt, op, j, salt), got = 0, mask = es == 8 ? ~0ull : ((1ull << (8 * es)) - 1);
+        uint64_t want = ref_int(dt, op, npes, j, salt), got = 0, mask = es == 8 ? ~0ull : ((1ull << (8 * es)) - 1);
         memcpy(&got, p, es);
         if ((got & mask) == (want & mask)) return 0;
         char w[64];
@@ -242,7 +147,7 @@ static int check_reduced(int dt, int op, const char *p, size_t j, uint64_t salt,
         snprintf(why, len, "got %s, expected %s", g, w);
         return 1;
     }
-    double ref = ref_float(dt, op, j, salt), got = decode_float(dt, p);
+    double ref = ref_float(dt, op, npes, j, salt), got = decode_float(dt, p);
     double rel = dt == DUET_FLOAT16 ? 0x1p-10 : dt == DUET_BFLOAT16 ? 0x1p-7 : dt == DUET_FLOAT32 ? 0x1p-22 : 0x1p-50;
     double bound = rel * fabs(ref) + (dt == DUET_FLOAT16 ? 0x1p-24 : 0);
     if (fabs(got - ref) <= bound) return 0; /* a NaN fails */
