@@ -8,6 +8,7 @@
  * analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
  * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,25 +38,37 @@ const duet_coll_algo_t duet_coll_algos[] = {
 const int duet_coll_nalgos = (int)DUET_ARRAY_LEN(duet_coll_algos);
 
 /* The algorithm DUET_ALGO names for `kind`, "" when it names none. */
-void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len)
+/* DUET_ALGO, parsed once per process (the settings are read once): the forced name per
+ * collective ("" none). Every GPU call asks, so it must not parse the string again. */
+static char forced_names[DUET_COLL_KIND_COUNT][64];
+static pthread_once_t forced_once = PTHREAD_ONCE_INIT;
+
+static void parse_forced(void)
 {
-    const char *spec = duet_cfg()->algo;
-    out[0] = '\0';
-    const char *kname = duet_coll_kind_name(kind);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", spec);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(tok, ':');
-        if (!colon) {
-            snprintf(out, len, "%s", tok); /* applies to every collective unless named */
-            continue;
-        }
-        *colon = '\0';
-        if (strcmp(tok, kname) == 0) {
-            snprintf(out, len, "%s", colon + 1);
-            return;
+    for (int kind = 0; kind < DUET_COLL_KIND_COUNT; kind++) {
+        const char *kname = duet_coll_kind_name((duet_coll_kind_t)kind);
+        char buf[256], *out = forced_names[kind];
+        size_t len = sizeof forced_names[kind];
+        snprintf(buf, sizeof buf, "%s", duet_cfg()->algo);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(tok, ':');
+            if (!colon) {
+                snprintf(out, len, "%s", tok); /* applies to every collective unless named */
+                continue;
+            }
+            *colon = '\0';
+            if (strcmp(tok, kname) == 0) {
+                snprintf(out, len, "%s", colon + 1);
+                break;
+            }
         }
     }
+}
+
+void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len)
+{
+    pthread_once(&forced_once, parse_forced);
+    snprintf(out, len, "%s", (int)kind >= 0 && kind < DUET_COLL_KIND_COUNT ? forced_names[kind] : "");
 }
 
 /* Decisions already taken on this communicator, by call shape. */

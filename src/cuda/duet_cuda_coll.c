@@ -35,6 +35,7 @@
  * signals into flags before they are zeroed). Only a communicator that owns its GPU heap can
  * (a team's would need the parent's ranks to allocate too): teams are refused for now.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +202,7 @@ static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t 
     double tmo = duet_cfg()->wait_timeout;
     duet_cuda_coll_args_t a = {
         .h = s->h, .send = d->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
-        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = 1,
+        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op,
         .nblocks = d->nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev,
         .kind = k->kind, .root = k->root, .in_place = k->in_place};
     cudaError_t err = (cudaError_t)duet_cuda_direct_launch(&a, cs);
@@ -281,6 +282,18 @@ typedef struct {
     direct_t direct;
 } gpu_plan_t;
 
+/* The allreduce table's rows of the kernels' algorithms, found once (the table is constant). */
+static const duet_coll_algo_t *_Atomic oneshot_algo, *_Atomic twoshot_algo;
+static const duet_coll_algo_t *table_algo(const duet_coll_algo_t *_Atomic *cached, const char *name)
+{
+    const duet_coll_algo_t *a = atomic_load_explicit(cached, memory_order_relaxed);
+    if (!a) { /* any thread finds the same row */
+        a = duet_sim_find_algo(DUET_COLL_ALLREDUCE, name);
+        atomic_store_explicit(cached, a, memory_order_relaxed);
+    }
+    return a;
+}
+
 /* d: from direct_agree (d->nblocks 0: the direct kernel is out). */
 static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, const direct_t *d, duet_sched_t *sched,
                                gpu_plan_t *g)
@@ -299,7 +312,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     g->direct = *d;
     if (d->nblocks > 0) {
         g->shot = 3;
-        g->algo = k->kind == DUET_COLL_ALLREDUCE ? duet_sim_find_algo(k->kind, "twoshot") : NULL;
+        g->algo = k->kind == DUET_COLL_ALLREDUCE ? table_algo(&twoshot_algo, "twoshot") : NULL;
         DUET_LOG(INFO, TUNE, "%s %zu bytes %s, %d ranks, gpu, symmetric buffers: %sdirect kernel (%d blocks)",
                  duet_coll_kind_name(k->kind), k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
                  g->algo ? "twoshot, " : "", d->nblocks);
@@ -314,7 +327,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
         duet_coll_forced_algo(k->kind, forced, sizeof forced);
         if (!forced[0]) {
             g->shot = 1;
-            g->algo = duet_sim_find_algo(k->kind, "oneshot");
+            g->algo = table_algo(&oneshot_algo, "oneshot");
             DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, under %zu bytes: oneshot (kernel)",
                      k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
                      DIRECT_ALLREDUCE_MIN_BYTES);
