@@ -209,7 +209,8 @@ duet_status_t duet_comm_agree(duet_comm_t comm, int *flag);
  *
  * Each rank owns DUET_SYMMETRIC_SIZE bytes (default 256 MiB) in host shared memory. The
  * allocation calls are collective over a communicator made by duet_init() or
- * duet_comm_init_rank() (not a split team) and must be called by every rank in the same
+ * duet_comm_init_rank(), or over a team holding all its live ranks (a shrunk one; not a
+ * split that leaves live ranks out), and must be called by every rank in the same
  * order with the same arguments; they end with a barrier, so the memory is usable by
  * peers on return. Mismatched arguments across ranks are detected and refused.
  * ------------------------------------------------------------------------------------ */

@@ -65,7 +65,8 @@ int duet_cuda_device(duet_comm_t comm);
 
 /* Collective: `size` bytes from the GPU symmetric heap, the same offset on every rank;
  * 256-byte aligned. Every rank must ask for the same size (else NULL and DUET_ERR_INVALID_ARG
- * on every rank); only the communicator that owns the heap allocates (not a team).
+ * on every rank); only the communicator that owns the heap allocates, or a team holding all
+ * its live ranks (a shrunk one).
  * NULL with DUET_ERR_UNSUPPORTED when there is no GPU heap, DUET_ERR_NO_MEMORY when full
  * (DUET_CUDA_HEAP_SIZE sets its size). Freed with duet_free(). duet_ptr() of a GPU heap
  * address is the peer's address in my mapping (a device pointer), or NULL when the peer's

@@ -73,6 +73,10 @@ static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
     return DUET_OK;
 }
 
+/* DUET_OK when c may allocate on its heap (duet_comm_heap.c): c owns the heap, or holds every
+ * live rank of the communicator that does (a shrunk one); else an error naming fn, set. */
+duet_status_t duet_comm_heap_allocator(duet_comm_t c, const char *fn);
+
 /* duet_comm_check, and c must be neither revoked nor have lost a member (what collectives
  * and barriers need); else the status in its abort word, with a message saying why. */
 duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status);

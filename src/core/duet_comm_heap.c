@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
+#include "core/duet_ft.h"
 #include "cuda/duet_cuda_heap.h"
 #include "duet/duet_cuda.h"
 
@@ -50,19 +51,41 @@ static duet_status_t agree(duet_comm_t c, const heap_req_t *mine, const char *fn
     return st;
 }
 
-static duet_status_t root_only(duet_comm_t c, const char *fn)
+/* 1 when team c holds every live rank of its root: then every rank that shares the heap's
+ * allocator makes the same calls on c, and c may allocate (a shrunk communicator is one). A
+ * rank not in c is looked at once more (duet_ft_refresh) before c is refused. */
+static int covers_live_root(duet_comm_t c)
+{
+    duet_comm_t root = duet_ft_root(c);
+    char *in = calloc((size_t)root->size, 1);
+    if (!in) return 0;
+    for (int r = 0; r < c->size; r++) in[c->heap_pe[r]] = 1;
+    int ok = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        ok = 1;
+        for (int hp = 0; hp < root->size && ok; hp++)
+            if (!in[hp] && !duet_ft_is_dead(root, hp)) ok = 0;
+        if (ok || pass) break;
+        duet_ft_refresh(root);
+    }
+    free(in);
+    return ok;
+}
+
+duet_status_t duet_comm_heap_allocator(duet_comm_t c, const char *fn)
 {
     duet_status_t st = duet_comm_check(c, fn);
-    if (!st && c->parent)
+    if (!st && c->parent && !covers_live_root(c))
         st = DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
                        "%s: allocate on the communicator that owns the heap (from duet_init or "
-                       "duet_comm_init_rank), not on a team split from it", fn);
+                       "duet_comm_init_rank) or on one that holds all its live ranks (a shrunk one), "
+                       "not on a team split from it: the ranks outside the team would not follow", fn);
     return st;
 }
 
 static void *alloc_block(duet_comm_t c, size_t alignment, size_t size, const char *fn)
 {
-    if (root_only(c, fn)) return NULL;
+    if (duet_comm_heap_allocator(c, fn)) return NULL;
     if (alignment == 0 || (alignment & (alignment - 1))) {
         DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "%s: alignment %zu is not a power of two", fn, alignment);
         return NULL;
@@ -125,7 +148,7 @@ void *duet_calloc(duet_comm_t c, size_t count, size_t size)
 void *duet_malloc_device(duet_comm_t c, size_t size)
 {
     static const char fn[] = "duet_malloc_device";
-    if (root_only(c, fn)) return NULL;
+    if (duet_comm_heap_allocator(c, fn)) return NULL;
     if (!c->heap->gpu) {
 #ifdef DUET_HAVE_CUDA
         DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: no GPU heap on this communicator (%s)", fn,
@@ -154,7 +177,7 @@ static duet_status_t free_device(duet_comm_t c, void *ptr)
 duet_status_t duet_free(duet_comm_t c, void *ptr)
 {
     static const char fn[] = "duet_free";
-    duet_status_t st = root_only(c, fn);
+    duet_status_t st = duet_comm_heap_allocator(c, fn);
     if (st) return st;
     duet_heap_t *h = c->heap;
     if (ptr && duet_cuda_heap_owns(h->gpu, ptr)) return free_device(c, ptr);

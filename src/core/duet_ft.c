@@ -214,8 +214,8 @@ static void *watch_loop(void *arg)
     while (!me->stop && pfd && who) {
         int fallback, n = build_poll_set(&pfd, &who, &cap, &fallback);
         uint64_t gen = generation;
-        pthread_mutex_unlock(&lock);
         int gpu = carry_to_gpu(); /* a peer's revoke to my kernels: looked for every period */
+        pthread_mutex_unlock(&lock);
         int timeout = fallback || gpu ? period_ms : -1;
         if (hang_ms > 0 && (timeout < 0 || hang_ms < timeout)) timeout = hang_ms;
         int ready = poll(pfd, (nfds_t)n, timeout);
@@ -290,6 +290,14 @@ duet_status_t duet_ft_watch(duet_comm_t c)
     }
     pthread_mutex_unlock(&lock);
     return st;
+}
+
+void duet_ft_attach_device(duet_comm_t c, struct duet_cuda_comm *cc)
+{
+    pthread_mutex_lock(&lock);
+    c->cuda = cc;
+    pthread_mutex_unlock(&lock);
+    duet_ft_wake(); /* the thread may sleep without a timeout: from now on it looks every period */
 }
 
 void duet_ft_unwatch(duet_comm_t c)

@@ -15,6 +15,9 @@ void duet_ft_unwatch(duet_comm_t c);
 /* Looks at every member of c now (kill(pid, 0) and /proc, not waiting for the thread), and
  * marks the dead as the thread would. */
 void duet_ft_refresh(duet_comm_t c);
+/* Sets c's device state (duet_device_comm_get) where the thread sees it: from then on the
+ * thread carries a peer's revoke over to c's kernels every DUET_FT_PERIOD_MS. */
+void duet_ft_attach_device(duet_comm_t c, struct duet_cuda_comm *cc);
 /* Wakes the detector's thread (async-signal-safe: one write(2) to an eventfd). */
 void duet_ft_wake(void);
 /* 1 when rank r of c has been seen dead here. */

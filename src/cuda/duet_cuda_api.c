@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include "core/duet_ft.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_state.h"
@@ -104,7 +105,8 @@ static duet_status_t comm_state(duet_comm_t c, duet_cuda_heap_t *g, duet_cuda_co
     /* a communicator that already lost a rank (duet_ft.c) hands its kernels the failure */
     *cc->abort_host = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
     cc->abort_dev = dev;
-    c->cuda = *out = cc;
+    duet_ft_attach_device(c, cc);
+    *out = cc;
     return DUET_OK;
 }
 

@@ -32,8 +32,11 @@
  *
  * The first GPU collective on a communicator allocates its scratch with duet_malloc_device
  * (collective: every rank makes that first call, and it ends with a host barrier, so no peer
- * signals into flags before they are zeroed). Only a communicator that owns its GPU heap can
- * (a team's would need the parent's ranks to allocate too): teams are refused for now.
+ * signals into flags before they are zeroed). Only a communicator that may allocate on the GPU
+ * heap can (duet_comm_heap_allocator: the heap's owner, or one holding all its live ranks, as
+ * a shrunk one does); other teams are refused for now. A team's scratch stays allocated
+ * after the team is destroyed (freeing it would need a collective that a failed team cannot
+ * make): one scratch per shrunk communicator that ran GPU collectives.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -106,9 +109,10 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
         *out = c->cuda->coll;
         return DUET_OK;
     }
-    if (c->parent)
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU collectives on a team (a split communicator) are not "
-                         "yet supported; use the communicator that owns the GPU heap", fn);
+    if (c->parent && duet_comm_heap_allocator(c, fn))
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU collectives on a team split from the communicator that "
+                         "owns the GPU heap are not yet supported (only on the owner, or on a communicator that "
+                         "holds all its live ranks: a shrunk one)", fn);
     duet_device_comm_t h;
     duet_status_t st = duet_device_comm_get(c, &h);
     if (st) return st;

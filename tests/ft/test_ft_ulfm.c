@@ -145,6 +145,18 @@ static void scenario_shrink(void)
         CHECK(buf[r * BLOCK] == 'A' + r && buf[r * BLOCK + BLOCK - 1] == 'A' + r, "block %d after puts on the "
               "shrunk communicator", r);
     CHECK_OK(compute(S, 50));
+    /* the survivors allocate on the shrunk communicator (it holds every live rank), and the
+     * new block is symmetric: each writes its rank into every peer's copy */
+    int *fresh = duet_malloc(S, sizeof(int) * (size_t)npes);
+    CHECK(fresh != NULL, "duet_malloc on the shrunk communicator: %s", duet_status_str(duet_last_status()));
+    for (int pe = 0; pe < duet_comm_size(S); pe++) {
+        int v = 100 + me;
+        CHECK_OK(duet_put(S, fresh + me, &v, sizeof v, pe));
+    }
+    CHECK_OK(duet_barrier(S));
+    for (int r = 0; r < npes - 1; r++) CHECK(fresh[r] == 100 + r, "new block slot %d holds %d", r, fresh[r]);
+    CHECK_OK(duet_barrier(S));
+    CHECK_OK(duet_free(S, fresh));
     int tf = -1;
     CHECK_OK(duet_comm_get_failed(S, NULL, 0, &tf));
     CHECK(tf == 0, "the shrunk communicator reports %d failed", tf);

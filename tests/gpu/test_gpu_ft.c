@@ -14,8 +14,8 @@
  *   coll    the ranks loop allreduces on GPU buffers (symmetric and cudaMalloc'd, on a stream);
  *           the last rank dies; within DEADLINE_S every survivor's call returns
  *           DUET_ERR_PEER_FAILED (at entry, or from the kernel that stopped), its stream drains,
- *           and after a shrink the survivors go on with device-side puts and a barrier on the
- *           new communicator.
+ *           and after a shrink the survivors go on with puts into GPU memory, GPU allreduces
+ *           (checked) and a GPU allocation on the new communicator.
  */
 #include "duet_test.h"
 
@@ -90,6 +90,38 @@ static void kernel_wait_ends(int die, duet_status_t want)
     CU(cudaFree(status));
 }
 
+/* GPU collectives on the shrunk communicator: on a block allocated before the failure (the
+ * direct kernels), on cudaMalloc'd memory (the executor) and on a block allocated on S itself;
+ * small integers in floats, so every order gives the same sum. */
+static void shrunk_gpu_collectives(duet_comm_t S, float *a, float *b)
+{
+    enum { COUNT = 1 << 16 };
+    int n = duet_comm_size(S), r = duet_comm_rank(S);
+    float *fresh = duet_malloc_device(S, COUNT * sizeof(float));
+    CHECK(fresh != NULL, "duet_malloc_device on the shrunk communicator: %s", duet_status_str(duet_last_status()));
+    float *host = malloc(COUNT * sizeof(float));
+    CHECK(host != NULL, "host buffer");
+    float *bufs[3] = {a, b, fresh};
+    const size_t counts[] = {1, 7, 4099, COUNT};
+    for (int bi = 0; bi < 3; bi++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            size_t cnt = counts[ci];
+            for (size_t i = 0; i < cnt; i++) host[i] = (float)((r + 1) * (int)(i % 97 + 1));
+            CU(cudaMemcpy(bufs[bi], host, cnt * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK_OK(duet_allreduce(bufs[bi], bufs[bi], cnt, DUET_FLOAT32, DUET_SUM, S, s1));
+            CU(cudaStreamSynchronize(s1));
+            CU(cudaMemcpy(host, bufs[bi], cnt * sizeof(float), cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < cnt; i++) {
+                float want = (float)(n * (n + 1) / 2 * (int)(i % 97 + 1));
+                CHECK(host[i] == want, "allreduce on the shrunk communicator, buffer %d, count %zu: [%zu] = %g, want %g",
+                      bi, cnt, i, host[i], want);
+            }
+        }
+    CHECK_OK(duet_barrier(S));
+    CHECK_OK(duet_free(S, fresh));
+    free(host);
+}
+
 static void scenario_coll(void)
 {
     enum { COUNT = 1 << 16 };
@@ -133,6 +165,7 @@ static void scenario_coll(void)
     int got[64];
     CU(cudaMemcpy(got, a, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
     for (int q = 0; q < n; q++) CHECK(got[q] == 1000 + q, "after the shrink, slot %d holds %d", q, got[q]);
+    shrunk_gpu_collectives(S, a, b);
     printf("test_gpu_ft: coll: rank %d: allreduce failed at once, the stream drained, %d ranks go on\n", me, n);
     CHECK_OK(duet_comm_destroy(S));
     CU(cudaFree(b));

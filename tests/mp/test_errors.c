@@ -316,12 +316,20 @@ static void test_heap_errors(void)
     ERRP(duet_calloc(W, SIZE_MAX, 2));
     ERRP(duet_malloc(W, SIZE_MAX));
     ERRP(duet_align(W, (size_t)1 << 62, 64));
-    /* allocation on a team is refused (the heap belongs to the world) */
-    duet_comm_t t;
-    CHECK_OK(duet_comm_split(W, 0, me, &t));
-    ERRP(duet_malloc(t, 64));
-    HAS("team");
-    ERR(duet_free(t, g_buf), DUET_ERR_INVALID_ARG);
+    /* allocation on a team that leaves ranks out is refused (they would not follow); one that
+     * holds every rank may allocate and free */
+    duet_comm_t t, all;
+    CHECK_OK(duet_comm_split(W, 0, me, &all));
+    void *tb = duet_malloc(all, 64);
+    CHECK(tb != NULL, "duet_malloc on a team of every rank: %s", duet_status_str(duet_last_status()));
+    CHECK_OK(duet_free(all, tb));
+    CHECK_OK(duet_comm_destroy(all));
+    CHECK_OK(duet_comm_split(W, npes > 1 ? me % 2 : 0, me, &t));
+    if (npes > 1) {
+        ERRP(duet_malloc(t, 64));
+        HAS("team");
+        ERR(duet_free(t, g_buf), DUET_ERR_INVALID_ARG);
+    }
     ERR(duet_comm_destroy(W), DUET_ERR_INVALID_ARG);
     ERR(duet_finalize(), DUET_ERR_INVALID_ARG); /* the last reference, a team alive */
     CHECK_OK(duet_comm_destroy(t));
