@@ -6,6 +6,7 @@
 #   make asan       build and test with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      Duet against Open MPI's OpenSHMEM, side by side (bench/vs_oshmem.sh)
 #   make examples   build the examples (examples/); make run-examples runs each once
+#                   (make run-examples-gpu: their GPU variants, on a GPU machine)
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
@@ -13,7 +14,7 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 NP         ?= 2
 
-.PHONY: all deps configure build run test test-gpu asan bench examples run-examples clean
+.PHONY: all deps configure build run test test-gpu asan bench examples run-examples run-examples-gpu clean
 
 all: build
 
@@ -48,7 +49,7 @@ bench: build
 	bench/vs_oshmem.sh
 
 examples: configure
-	cmake --build $(BUILD) -j $(JOBS) --target hello stencil oneshot moe ft_survive
+	cmake --build $(BUILD) -j $(JOBS) --target all_examples
 
 run-examples: examples
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/hello
@@ -57,6 +58,10 @@ run-examples: examples
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/moe -t 128
 	BUILD=$(BUILD) examples/crossover/crossover.sh -n $(NP)
 	$(BUILD)/bin/duetrun -n 4 --ft $(BUILD)/bin/ft_survive
+
+# the GPU variants (on a GPU machine; several ranks on one GPU under MPS)
+run-examples-gpu: examples
+	BUILD=$(BUILD) scripts/with-mps.sh examples/run-gpu.sh $(BUILD)/plots
 
 clean:
 	rm -rf $(BUILD) build-asan
