@@ -1,0 +1,98 @@
+/*
+ * Running a batch of calls of one communicator (one call outside a group, a group's calls at
+ * ncclGroupEnd), in the calling thread.
+ *
+ *   1. host buffers: wait for each distinct stream's earlier work (it may write them);
+ *   2. copies this layer needs made now: PreMulSum's scaled input, an in-place all-to-all's
+ *      input (Duet's all-to-all is out of place only), a rank's sends to itself matched
+ *      with its receives from itself, in order (Duet has no self-messages; NCCL allows them);
+ *   3. without sends and receives each collective goes to Duet alone, in order, so small
+ *      allreduces keep Duet's latency lane; with them, the batch is one Duet group (Duet
+ *      runs the sends and receives together with the first collective, then the others in
+ *      order, so pairs that would deadlock one by one complete).
+ * Inputs are copied (2) when the batch starts: inside one group, a call's input must not be
+ * what an earlier call of the same group writes, for these three cases only.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "nccl_compat.h"
+#include "util/duet_util.h"
+
+static int is_p2p(const nccl_call_t *c)
+{
+    return c->kind == NCCL_CALL_SEND || c->kind == NCCL_CALL_RECV || c->kind == NCCL_CALL_GATHER ||
+           c->kind == NCCL_CALL_SCATTER;
+}
+static int is_self(const nccl_call_t *c)
+{
+    return (c->kind == NCCL_CALL_SEND || c->kind == NCCL_CALL_RECV) && c->root == c->comm->rank;
+}
+
+/* Matches the k-th self-send with the k-th self-receive and copies. */
+static ncclResult_t self_messages(nccl_call_t *calls, int n)
+{
+    int s = 0, r = 0;
+    for (;;) {
+        while (s < n && !(is_self(&calls[s]) && calls[s].kind == NCCL_CALL_SEND)) s++;
+        while (r < n && !(is_self(&calls[r]) && calls[r].kind == NCCL_CALL_RECV)) r++;
+        if (s == n && r == n) return ncclSuccess;
+        if (s == n || r == n)
+            return nccl_fail(ncclInvalidUsage, "%s to this rank itself has no matching %s in the group",
+                             calls[s < n ? s : r].fn, s < n ? "ncclRecv" : "ncclSend");
+        nccl_call_t *a = &calls[s], *b = &calls[r];
+        if (a->count != b->count || a->nccl_dt != b->nccl_dt)
+            return nccl_fail(ncclInvalidArgument, "ncclSend to self of %zu elements of type %d met ncclRecv of %zu "
+                             "of type %d", a->count, (int)a->nccl_dt, b->count, (int)b->nccl_dt);
+        if (a->device || b->device)
+            return nccl_fail(ncclInvalidUsage, "ncclSend / ncclRecv to self on device buffers: not in Duet yet");
+        if (a->count && a->send != b->recv) memmove(b->recv, a->send, a->count * duet_datatype_size(a->dt));
+        s++, r++;
+    }
+}
+
+static ncclResult_t prepare_inputs(nccl_call_t *calls, int n)
+{
+    for (int i = 0; i < n; i++) {
+        nccl_call_t *c = &calls[i];
+        if (!c->device) {
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++) seen = !calls[j].device && calls[j].stream == c->stream;
+            ncclResult_t r = seen ? ncclSuccess : nccl_cuda_stream_sync(c->stream, c->fn);
+            if (r) return r;
+        }
+        ncclResult_t r = nccl_redop_apply(c);
+        if (r) return r;
+        if (c->kind == NCCL_CALL_ALLTOALL && !c->device && c->count && c->send == c->recv) {
+            size_t bytes = c->count * (size_t)c->comm->nranks * duet_datatype_size(c->dt);
+            if (!(c->temp = malloc(bytes)))
+                return nccl_fail(ncclSystemError, "%s: in place: out of host memory for a %zu-byte copy", c->fn, bytes);
+            memcpy(c->temp, c->send, bytes);
+        }
+    }
+    return self_messages(calls, n);
+}
+
+ncclResult_t nccl_calls_run(nccl_call_t *calls, int n)
+{
+    ncclResult_t r = prepare_inputs(calls, n);
+    int p2p = 0;
+    for (int i = 0; i < n; i++) p2p |= is_p2p(&calls[i]) && !is_self(&calls[i]);
+    duet_status_t st = DUET_OK;
+    const char *failed = NULL;
+    if (r == ncclSuccess && !p2p) {
+        for (int i = 0; i < n && st == DUET_OK; i++)
+            if (!is_self(&calls[i]) && (st = nccl_call_issue(&calls[i]))) failed = calls[i].fn;
+    } else if (r == ncclSuccess) {
+        duet_group_start();
+        for (int i = 0; i < n && st == DUET_OK; i++)
+            if (!is_self(&calls[i]) && (st = nccl_call_issue(&calls[i]))) failed = calls[i].fn;
+        duet_status_t end = duet_group_end(); /* always: the group must close */
+        if (st == DUET_OK && end) st = end, failed = n == 1 ? calls[0].fn : "ncclGroupEnd";
+    }
+    for (int i = 0; i < n; i++) {
+        free(calls[i].temp);
+        calls[i].temp = NULL;
+    }
+    if (r == ncclSuccess && st) r = nccl_fail(nccl_from_duet(st), "%s: %s", failed, duet_last_error());
+    return r;
+}

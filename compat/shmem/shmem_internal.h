@@ -1,0 +1,143 @@
+/*
+ * shmem_internal.h — what the files of libduet_shmem share: the library state, teams and
+ * contexts as Duet communicators, the loud-failure rule, the symmetric static data ranges,
+ * and the one poll loop for waits that Duet's core cannot do for us (on static data).
+ *
+ * Every remote address goes through one decision: an address inside the executable's shared
+ * data segment (shmem_static.c) is translated here and accessed with plain loads, stores and
+ * CPU atomics on the peer's mapping; anything else goes to Duet's core on the context's
+ * communicator, which checks that it lies in the symmetric heap.
+ */
+#ifndef DUET_SHMEM_INTERNAL_H
+#define DUET_SHMEM_INTERNAL_H
+
+#include <duet/duet.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmem.h"
+
+#define SHM_HIDDEN __attribute__((visibility("hidden")))
+
+struct duet_shmem_team {
+    duet_comm_t comm;        /* the world communicator, or a split of it */
+    int my_pe, n_pes;
+    int *world_pe;           /* team pe -> world pe (NULL for the world itself) */
+    shmem_team_config_t config;
+    long config_mask;
+    int predefined;          /* SHMEM_TEAM_WORLD / SHARED: never destroyed by the user */
+};
+
+struct duet_shmem_ctx {
+    struct duet_shmem_team *team;
+    long options;
+};
+
+typedef struct {
+    int initialized;         /* shmem_init calls not yet finalized */
+    duet_comm_t world;
+    int me, npes;
+    int thread_level;
+    _Atomic uint64_t *exit_word; /* symmetric: shmem_global_exit's status + 1, or 0 */
+    long *scratch;           /* symmetric, npes longs: counts of the active-set collect */
+} shm_state_t;
+
+SHM_HIDDEN extern shm_state_t shm_g;
+SHM_HIDDEN extern struct duet_shmem_team shm_team_world, shm_team_shared;
+SHM_HIDDEN extern struct duet_shmem_ctx shm_ctx_default;
+
+/* ---- failures: print one line naming the call and Duet's message, end the process (1). A
+ * peer's shmem_global_exit turns into that status instead. */
+SHM_HIDDEN __attribute__((noreturn, format(printf, 2, 3))) void shm_die(const char *fn, const char *fmt, ...);
+SHM_HIDDEN __attribute__((noreturn)) void shm_fail(const char *fn, duet_status_t st);
+static inline void shm_check(duet_status_t st, const char *fn)
+{
+    if (__builtin_expect(st != DUET_OK, 0)) shm_fail(fn, st);
+}
+SHM_HIDDEN void shm_require_init(const char *fn);
+SHM_HIDDEN void shm_exit_if_asked(void); /* a peer called shmem_global_exit: _exit with its status */
+
+/* the team of a context (SHMEM_CTX_DEFAULT: world); fails on SHMEM_CTX_INVALID */
+static inline struct duet_shmem_team *shm_ctx_team(shmem_ctx_t ctx, const char *fn)
+{
+    if (__builtin_expect(!ctx || !ctx->team || !ctx->team->comm, 0)) shm_require_init(fn);
+    if (__builtin_expect(!ctx, 0)) shm_die(fn, "the context is SHMEM_CTX_INVALID");
+    return ctx->team;
+}
+SHM_HIDDEN int shm_team_valid(shmem_team_t team);
+
+/* team pe -> world pe; fails when pe is out of the team's range */
+static inline int shm_world_pe(const struct duet_shmem_team *t, int pe, const char *fn)
+{
+    if (__builtin_expect((unsigned)pe >= (unsigned)t->n_pes, 0))
+        shm_die(fn, "PE %d is out of range [0, %d)", pe, t->n_pes);
+    return t->world_pe ? t->world_pe[pe] : pe;
+}
+
+/* ---- symmetric static data (shmem_static.c) */
+SHM_HIDDEN void shm_static_prepare(void);  /* before duet_init: share my data segment */
+SHM_HIDDEN void shm_static_exchange(void); /* after: map every peer's */
+SHM_HIDDEN void shm_static_release(void);
+/* 1 if [addr, addr+bytes) starts inside the shared data segment (it must then lie wholly in
+ * it, else the call fails); *off gets its range and offset. */
+SHM_HIDDEN int shm_static_find(const void *addr, size_t bytes, const char *fn, int *range, size_t *off);
+SHM_HIDDEN char *shm_static_base(int range, int world_pe);
+/* the same without failing: 1 static and usable, 0 not static, -1 static but unusable */
+SHM_HIDDEN int shm_static_lookup(const void *addr, size_t bytes, int *range, size_t *off);
+/* Where [addr, addr+bytes) of team pe `pe` is mapped here, or NULL if addr is not static
+ * data (then it is Duet's core's to check). */
+static inline void *shm_static_peer(const struct duet_shmem_team *t, const void *addr, size_t bytes,
+                                    int pe, const char *fn)
+{
+    int range;
+    size_t off;
+    if (!shm_static_find(addr, bytes, fn, &range, &off)) return NULL;
+    return shm_static_base(range, shm_world_pe(t, pe, fn)) + off;
+}
+
+/* elems * size, failing on overflow */
+static inline size_t shm_bytes(size_t nelems, size_t size, const char *fn)
+{
+    size_t b;
+    if (__builtin_mul_overflow(nelems, size, &b)) shm_die(fn, "%zu elements of %zu bytes overflow", nelems, size);
+    return b;
+}
+
+/* ---- RMA engines (shmem_rma.c), used by the typed forms and the collectives */
+SHM_HIDDEN void shm_put(shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe, int nbi, const char *fn);
+SHM_HIDDEN void shm_get(shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe, int nbi, const char *fn);
+SHM_HIDDEN void shm_strided(shmem_ctx_t ctx, int is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t nelems, size_t es, int pe, const char *fn);
+
+/* ---- the poll loop of waits on static data and of locks (shmem_sync.c): spin, then yield,
+ * then short sleeps; checks the world's health so a dead peer or a global exit ends it. */
+typedef struct {
+    unsigned long turns;
+    const char *fn;
+} shm_poll_t;
+SHM_HIDDEN void shm_poll_turn(shm_poll_t *p);
+
+/* ---- reductions (shmem_reduce.c): the combine step of each (type, op), for the fallback of
+ * the team reductions and for the active-set *_to_all */
+typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);
+#define SHM_OP_and(a, b) ((a) & (b))
+#define SHM_OP_or(a, b) ((a) | (b))
+#define SHM_OP_xor(a, b) ((a) ^ (b))
+#define SHM_OP_sum(a, b) ((a) + (b))
+#define SHM_OP_prod(a, b) ((a) * (b))
+#define SHM_OP_max(a, b) ((a) > (b) ? (a) : (b))
+#define SHM_OP_min(a, b) ((a) < (b) ? (a) : (b))
+/* static void combine_<N>_<OP>(acc, in, n): acc[i] = acc[i] OP in[i] */
+#define SHM_DEFINE_COMBINE_(T, N, OP)                                                              \
+    static void combine_##N##_##OP(void *acc, const void *in, size_t n)                            \
+    {                                                                                              \
+        T *a = acc;                                                                                \
+        const T *b = in;                                                                           \
+        for (size_t i = 0; i < n; i++) a[i] = (T)SHM_OP_##OP(a[i], b[i]);                          \
+    }
+
+/* ---- memory (shmem_mem.c) */
+SHM_HIDDEN void shm_mem_forget_all(void);
+
+#endif

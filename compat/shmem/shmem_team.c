@@ -1,0 +1,142 @@
+/*
+ * shmem_team.c — teams and contexts.
+ *
+ * A team is a Duet communicator: SHMEM_TEAM_WORLD is the world, SHMEM_TEAM_SHARED too (every
+ * PE of a Duet job shares memory with every other), splits are duet_comm_split_strided /
+ * duet_comm_split, which share the world's symmetric heap, so a symmetric address is the same
+ * in every team. A team remembers its PEs' world numbers, for static-data accesses. A context
+ * is a handle on a team: Duet's one-sided calls are thread safe and complete at quiet, so a
+ * context needs no resources of its own; its quiet / fence act on its team's communicator.
+ */
+#include <stdlib.h>
+
+#include "shmem_internal.h"
+
+int shm_team_valid(shmem_team_t team)
+{
+    return team != SHMEM_TEAM_INVALID && team->comm != NULL;
+}
+
+int shmem_team_my_pe(shmem_team_t team)
+{
+    return shm_team_valid(team) ? team->my_pe : -1;
+}
+
+int shmem_team_n_pes(shmem_team_t team)
+{
+    return shm_team_valid(team) ? team->n_pes : -1;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+{
+    if (!shm_team_valid(team) || !config) return 1;
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) config->num_contexts = team->config.num_contexts;
+    return 0;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    if (!shm_team_valid(src_team) || !shm_team_valid(dest_team)) return -1;
+    if (src_pe < 0 || src_pe >= src_team->n_pes) return -1;
+    return duet_comm_translate_rank(src_team->comm, src_pe, dest_team->comm);
+}
+
+/* Wraps a new communicator (NULL: this PE is not a member) into a team. */
+static int make_team(duet_comm_t comm, const shmem_team_config_t *config, long mask, shmem_team_t *out)
+{
+    *out = SHMEM_TEAM_INVALID;
+    if (!comm) return 0;
+    struct duet_shmem_team *t = calloc(1, sizeof *t);
+    if (!t) return 1;
+    t->comm = comm;
+    t->my_pe = duet_comm_rank(comm);
+    t->n_pes = duet_comm_size(comm);
+    t->world_pe = malloc((size_t)t->n_pes * sizeof(int));
+    if (!t->world_pe) {
+        free(t);
+        return 1;
+    }
+    for (int pe = 0; pe < t->n_pes; pe++) t->world_pe[pe] = duet_comm_translate_rank(comm, pe, shm_g.world);
+    if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) t->config.num_contexts = config->num_contexts;
+    t->config_mask = mask;
+    *out = t;
+    return 0;
+}
+
+int shmem_team_split_strided(shmem_team_t parent, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
+{
+    shm_require_init("shmem_team_split_strided");
+    if (!new_team) return 1;
+    *new_team = SHMEM_TEAM_INVALID;
+    if (!shm_team_valid(parent)) return 1;
+    duet_comm_t comm = NULL;
+    if (duet_comm_split_strided(parent->comm, start, stride, size, &comm) != DUET_OK) return 1;
+    return make_team(comm, config, config_mask, new_team);
+}
+
+/* Parent PE i sits at x = i % xrange, y = i / xrange; the x-axis team is my row (same y,
+ * ordered by x), the y-axis team my column (same x, ordered by y). */
+int shmem_team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team)
+{
+    shm_require_init("shmem_team_split_2d");
+    if (!xaxis_team || !yaxis_team) return 1;
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (!shm_team_valid(parent) || xrange <= 0) return 1;
+    if (xrange > parent->n_pes) xrange = parent->n_pes;
+    int me = parent->my_pe, x = me % xrange, y = me / xrange;
+    duet_comm_t row = NULL, col = NULL;
+    if (duet_comm_split(parent->comm, y, x, &row) != DUET_OK) return 1;
+    if (duet_comm_split(parent->comm, x, y, &col) != DUET_OK) return 1;
+    if (make_team(row, xaxis_config, xaxis_mask, xaxis_team)) return 1;
+    return make_team(col, yaxis_config, yaxis_mask, yaxis_team);
+}
+
+void shmem_team_destroy(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID) return;
+    if (team->predefined) shm_die("shmem_team_destroy", "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");
+    shm_check(duet_comm_destroy(team->comm), "shmem_team_destroy");
+    free(team->world_pe);
+    free(team);
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    if (!ctx) return 1;
+    *ctx = SHMEM_CTX_INVALID;
+    if (!shm_team_valid(team)) return 1;
+    struct duet_shmem_ctx *c = calloc(1, sizeof *c);
+    if (!c) return 1;
+    c->team = team;
+    c->options = options;
+    *ctx = c;
+    return 0;
+}
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+    shm_require_init("shmem_ctx_create");
+    return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx)
+{
+    if (ctx == SHMEM_CTX_INVALID) return;
+    if (ctx == SHMEM_CTX_DEFAULT) shm_die("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
+    shmem_ctx_quiet(ctx); /* destroying a context completes its operations */
+    free(ctx);
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+{
+    if (!team) return 1;
+    if (ctx == SHMEM_CTX_INVALID) {
+        *team = SHMEM_TEAM_INVALID;
+        return 1;
+    }
+    *team = ctx->team;
+    return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * shmem_deprecated.c — the 1.3/1.4-era calls, written the way published programs use them:
+ * start_pes, _my_pe, _num_pes, shmalloc, pSync / pWrk arrays in globals initialised to
+ * SHMEM_SYNC_VALUE, active sets (the whole world, and a strided subset), broadcast32/64,
+ * collect, fcollect, alltoall(s), *_to_all reductions, barrier / sync with triplets, and the
+ * old atomic names.
+ */
+#include "shmem_test.h"
+
+static long pSync[SHMEM_REDUCE_SYNC_SIZE];
+static long pSync2[SHMEM_BCAST_SYNC_SIZE];
+static double pWrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static long long pWrkll[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static int src32[16], dst32[64];
+static long src64[16], dst64[64];
+static double dsrc[4], ddst[4];
+static long long llsrc[3], lldst[3];
+static short ssrc[2], sdst[2];
+static int counter;
+
+static int me, npes;
+
+/* one active set: PE_start, 2^log_stride, size */
+static void active(int start, int log_stride, int size)
+{
+    int stride = 1 << log_stride, idx = (me - start) / stride;
+    if (me < start || (me - start) % stride || idx >= size) return;
+    for (int i = 0; i < 16; i++) src32[i] = me * 100 + i, src64[i] = me * 1000 + i;
+    for (int i = 0; i < 64; i++) dst32[i] = -1, dst64[i] = -1;
+    shmem_barrier(start, log_stride, size, pSync);
+    int root = size - 1;
+    shmem_broadcast32(dst32, src32, 5, root, start, log_stride, size, pSync2);
+    shmem_broadcast64(dst64, src64, 5, 0, start, log_stride, size, pSync);
+    for (int i = 0; i < 5; i++) {
+        if (idx != root) ST_EXPECT(dst32[i] == (start + root * stride) * 100 + i, "broadcast32 [%d]", i);
+        else ST_EXPECT(dst32[i] == -1, "broadcast32 wrote the root's dest");
+        if (idx != 0) ST_EXPECT(dst64[i] == start * 1000 + i, "broadcast64 [%d]", i);
+    }
+    shmem_fcollect64(dst64, src64, 2, start, log_stride, size, pSync);
+    for (int p = 0; p < size; p++)
+        ST_EXPECT(dst64[2 * p + 1] == (start + p * stride) * 1000 + 1, "fcollect64 [%d]", p);
+    shmem_collect32(dst32, src32, (size_t)(idx % 2 + 1), start, log_stride, size, pSync2);
+    for (int p = 0, at = 0; p < size; p++)
+        for (int i = 0; i <= p % 2; i++, at++) ST_EXPECT(dst32[at] == (start + p * stride) * 100 + i, "collect32 [%d]", at);
+    shmem_alltoall32(dst32, src32, 1, start, log_stride, size, pSync);
+    for (int p = 0; p < size; p++) ST_EXPECT(dst32[p] == (start + p * stride) * 100 + idx, "alltoall32 [%d]", p);
+    shmem_alltoalls64(dst64, src64, 1, 2, 1, start, log_stride, size, pSync);
+    for (int p = 0; p < size; p++) ST_EXPECT(dst64[p] == (start + p * stride) * 1000 + idx * 2, "alltoalls64 [%d]", p);
+    /* reductions, dest == source for the int sum */
+    for (int i = 0; i < 4; i++) dsrc[i] = me * 0.5 + i, src32[i] = me + i;
+    llsrc[0] = 2, llsrc[1] = me + 1, llsrc[2] = -1;
+    ssrc[0] = (short)(0x0F0F | (1 << (me % 8))), ssrc[1] = 0x00FF;
+    shmem_int_sum_to_all(src32, src32, 4, start, log_stride, size, (int *)pWrk, pSync);
+    shmem_double_max_to_all(ddst, dsrc, 4, start, log_stride, size, pWrk, pSync2);
+    shmem_longlong_prod_to_all(lldst, llsrc, 3, start, log_stride, size, pWrkll, pSync);
+    shmem_short_and_to_all(sdst, ssrc, 2, start, log_stride, size, (short *)pWrk, pSync2);
+    long long prod = 1;
+    int sum0 = 0;
+    for (int p = 0; p < size; p++) prod *= start + p * stride + 1, sum0 += start + p * stride;
+    ST_EXPECT(src32[0] == sum0 && src32[3] == sum0 + 3 * size, "int_sum_to_all %d, want %d", src32[0], sum0);
+    ST_EXPECT(ddst[2] == (start + (size - 1) * stride) * 0.5 + 2, "double_max_to_all %g", ddst[2]);
+    ST_EXPECT(lldst[0] == (1LL << size) && lldst[1] == prod && lldst[2] == (size % 2 ? -1 : 1), "longlong_prod_to_all");
+    ST_EXPECT(sdst[1] == 0x00FF && (sdst[0] & 0x0F0F) == 0x0F0F, "short_and_to_all %x", sdst[0]);
+    shmem_sync(start, log_stride, size, pSync);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSync[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) pSync2[i] = SHMEM_SYNC_VALUE;
+    start_pes(0);
+    st_seed(argc, argv);
+    me = _my_pe(), npes = _num_pes();
+    active(0, 0, npes);                         /* the world */
+    shmem_barrier_all();
+    if (npes >= 3) active(1, 1, (npes - 1 + 1) / 2); /* PEs 1, 3, 5, ... */
+    shmem_barrier_all();
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) ST_EXPECT(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+
+    /* the old atomic names, all on PE 0's counter */
+    shmem_int_inc(&counter, 0);
+    shmem_int_add(&counter, 2, 0);
+    (void)shmem_int_finc(&counter, 0);
+    (void)shmem_int_fadd(&counter, 4, 0);
+    shmem_barrier_all();
+    if (me == 0) ST_EXPECT(counter == 8 * npes, "old atomics %d", counter);
+    shmem_barrier_all();
+    long *l = shmalloc(sizeof(long));
+    *l = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        ST_EXPECT(shmem_long_cswap(l, 0, 5, npes - 1) == 0 && shmem_long_swap(l, 6, npes - 1) == 5, "cswap/swap");
+        ST_EXPECT(shmem_swap(l, 7, npes - 1) == 6 && shmem_long_fetch(l, npes - 1) == 7, "shmem_swap");
+        shmem_double_set((double *)(void *)ddst, 1.5, 0);
+        ST_EXPECT(shmem_double_fetch(ddst, 0) == 1.5, "double set/fetch");
+    }
+    shmem_barrier_all();
+    shfree(l);
+    shmem_clear_cache_inv();
+    shmem_udcflush();
+    int rc = st_finish();
+    shmem_finalize();
+    return rc;
+}
