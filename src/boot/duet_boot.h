@@ -17,6 +17,7 @@
 #ifndef DUET_BOOT_H
 #define DUET_BOOT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "util/duet_util.h"
 
@@ -39,6 +40,10 @@ typedef struct {
     uint8_t secret[DUET_SECRET_BYTES];
     double timeout_s;
     uint32_t seq; /* counts exchanges, to catch mismatched calls */
+    /* NULL, or a word that stops the exchanges when it turns negative (they return its
+     * status): a communicator's abort word, so a revoke or a death ends a wait on a peer
+     * that will never send (duet_comm_init.c sets it; the closing barrier clears it) */
+    const _Atomic int *abort;
 } duet_boot_t;
 
 /* Makes a unique id: a listening socket (kept in a process-local registry until the

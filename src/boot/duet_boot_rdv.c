@@ -349,7 +349,7 @@ static const char *rank_name(int r, char *buf, size_t len)
     return buf;
 }
 
-duet_status_t duet_boot_allgather(duet_boot_t *b, const void *mine, void *all, size_t bytes)
+static duet_status_t allgather(duet_boot_t *b, const void *mine, void *all, size_t bytes)
 {
     uint32_t seq = ++b->seq;
     uint64_t deadline = op_deadline();
@@ -371,7 +371,7 @@ duet_status_t duet_boot_allgather(duet_boot_t *b, const void *mine, void *all, s
     return st;
 }
 
-duet_status_t duet_boot_bcast(duet_boot_t *b, void *buf, size_t bytes)
+static duet_status_t bcast(duet_boot_t *b, void *buf, size_t bytes)
 {
     uint32_t seq = ++b->seq;
     uint64_t deadline = op_deadline();
@@ -382,6 +382,23 @@ duet_status_t duet_boot_bcast(duet_boot_t *b, void *buf, size_t bytes)
     for (int r = 1; r < b->nranks && st == DUET_OK; r++)
         st = duet_msg_send(b->rank_fds[r], DUET_MSG_BCAST, seq, buf, bytes, deadline,
                            rank_name(r, who, sizeof who));
+    return st;
+}
+
+/* The exchanges watch b->abort (duet_tcp_watch) while they wait. */
+duet_status_t duet_boot_allgather(duet_boot_t *b, const void *mine, void *all, size_t bytes)
+{
+    const _Atomic int *old = duet_tcp_watch(b->abort);
+    duet_status_t st = allgather(b, mine, all, bytes);
+    duet_tcp_watch(old);
+    return st;
+}
+
+duet_status_t duet_boot_bcast(duet_boot_t *b, void *buf, size_t bytes)
+{
+    const _Atomic int *old = duet_tcp_watch(b->abort);
+    duet_status_t st = bcast(b, buf, bytes);
+    duet_tcp_watch(old);
     return st;
 }
 

@@ -21,6 +21,17 @@ static int ms_left(uint64_t deadline_ns)
     return ms > 1000 ? 1000 : (int)ms;
 }
 
+#define WATCH_MS 20 /* how often a wait looks at the watched abort word */
+
+static _Thread_local const _Atomic int *watched; /* duet_tcp_watch */
+
+const _Atomic int *duet_tcp_watch(const _Atomic int *abort)
+{
+    const _Atomic int *old = watched;
+    watched = abort;
+    return old;
+}
+
 /* Waits for `events` on fd; DUET_OK when ready. */
 static duet_status_t wait_fd(int fd, short events, uint64_t deadline_ns, const char *who,
                              const char *doing)
@@ -30,6 +41,11 @@ static duet_status_t wait_fd(int fd, short events, uint64_t deadline_ns, const c
         int ms = ms_left(deadline_ns);
         if (ms == 0)
             return DUET_FAIL(DUET_ERR_TIMEOUT, BOOT, "bootstrap: timed out %s %s", doing, who);
+        int a = watched ? atomic_load_explicit(watched, memory_order_acquire) : 0;
+        if (a < 0)
+            return DUET_FAIL((duet_status_t)a, BOOT, "bootstrap: stopped %s %s: the communicator %s", doing, who,
+                             a == DUET_ERR_REVOKED ? "was revoked" : "failed");
+        if (watched && ms > WATCH_MS) ms = WATCH_MS;
         int n = poll(&p, 1, ms);
         if (n > 0) return DUET_OK;
         if (n < 0 && errno != EINTR)

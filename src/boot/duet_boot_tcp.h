@@ -2,6 +2,7 @@
 #ifndef DUET_BOOT_TCP_H
 #define DUET_BOOT_TCP_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "util/duet_util.h"
 
@@ -32,6 +33,11 @@ duet_status_t duet_msg_send(int fd, uint32_t kind, uint32_t seq, const void *buf
                             uint64_t deadline_ns, const char *who);
 duet_status_t duet_msg_recv(int fd, uint32_t kind, uint32_t seq, void *buf, size_t len,
                             uint64_t deadline_ns, const char *who);
+
+/* The calling thread's waits in the calls above also stop (with the word's status) as soon
+ * as *abort turns negative, looked at every 20 ms; NULL: no such word. Returns the previous
+ * word, for the caller to put back. */
+const _Atomic int *duet_tcp_watch(const _Atomic int *abort);
 
 /* A non-blocking, close-on-exec TCP connection to addr:port, retried until the deadline
  * while the root is not yet listening. */

@@ -120,6 +120,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     }
     c->wait_ctx.doorbell = &duet_heap_ctrl(c->heap->local_base)->doorbell;
     c->wait_ctx.abort_flag = (const _Atomic int *)&duet_comm_ft(c)->abort;
+    c->boot.abort = c->wait_ctx.abort_flag; /* a revoke or a death also ends its out-of-band waits */
     c->wait_ctx.revoked_by = (const _Atomic int *)&duet_comm_ft(c)->revoked_by;
     c->wait_ctx.abort_why = c->abort_why; /* "" until the detector writes a reason */
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
@@ -208,6 +209,7 @@ static duet_status_t comm_free(duet_comm_t c)
     /* everyone stops touching everyone's memory before any segment is unmapped; on a
      * communicator that lost a member (or was revoked) the barrier cannot complete: its
      * failure is expected then, and the rest is freed all the same */
+    c->boot.abort = NULL; /* a revoked communicator's live members still meet here */
     duet_status_t st = duet_boot_barrier(&c->boot);
     if (st == DUET_ERR_PEER_FAILED && atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire)) {
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");

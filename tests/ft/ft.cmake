@@ -15,6 +15,7 @@ duet_ft_test(test_ft_detect RANKS 3 NAME sigstop-poll ENV DUET_FT_PIDFD=0 ARGS s
 # revoke / agree / shrink (test_ft_ulfm.c): a revoke seen by everyone, shrink keeping the
 # survivors' data, shrink until one rank is left, and a death during a shrink.
 duet_ft_test(test_ft_ulfm RANKS 3 4 NAME revoke ARGS revoke)
+duet_ft_test(test_ft_ulfm RANKS 3 NAME revoke-first ARGS revoke-first)
 duet_ft_test(test_ft_ulfm RANKS 3 4 NAME shrink ARGS shrink)
 duet_ft_test(test_ft_ulfm RANKS 4 NAME chain ARGS chain)
 duet_ft_test(test_ft_ulfm RANKS 4 NAME during ARGS during)

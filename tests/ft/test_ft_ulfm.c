@@ -8,11 +8,15 @@
  *           DUET_ERR_REVOKED naming rank 0, so does rank 0's own next barrier; agree on the
  *           revoked world (AND of every rank's flag, nobody failed); shrink it: the same n
  *           ranks, and they compute.
+ *   revoke-first  rank 0 revokes the world instead of making the first allreduce, which the
+ *           others are in, waiting for the tuner's model from rank 0 over the bootstrap's link:
+ *           they get DUET_ERR_REVOKED at once; shrink, and compute.
  *   shrink  every rank fills its block of a symmetric buffer on every rank; the last rank dies
  *           in an allreduce loop; the survivors agree (the failed set is {last}, the AND of
  *           their flags; then 100 agrees back to back with other flags), shrink, and check: n-1 ranks in their old order, the symmetric
  *           buffer unchanged on every survivor (the dead rank's block included), one-sided
- *           puts through the new communicator into the same addresses, verified allreduces.
+ *           puts through the new communicator into the same addresses, verified allreduces, and a new
+ *           block allocated on the shrunk communicator.
  *   chain   shrink until one rank is left: in each round the last rank of the current
  *           communicator dies while the others are in a barrier loop; they shrink and go on.
  *   during  the last rank dies; while the survivors shrink, one more (rank n-2) dies at a
@@ -89,6 +93,32 @@ static void scenario_revoke(void)
     CHECK(duet_comm_size(S) == npes && duet_comm_rank(S) == me, "shrunk: rank %d of %d", duet_comm_rank(S),
           duet_comm_size(S));
     CHECK_OK(compute(S, 20));
+    CHECK_OK(duet_comm_destroy(S));
+}
+
+/* A revoke also ends waits outside the shared memory: the first collective on a communicator
+ * fetches the tuner's model from rank 0 over the bootstrap's link; rank 0 revokes instead of
+ * making that call, and the others' calls must return DUET_ERR_REVOKED at once. */
+static void scenario_revoke_first(void)
+{
+    enum { COUNT = 1 << 16 };
+    if (me == 0) {
+        usleep(300000); /* the others are waiting for the model by now */
+        CHECK_OK(duet_comm_revoke(W));
+    } else {
+        long *x = calloc(COUNT, sizeof *x);
+        CHECK(x != NULL, "buffer");
+        double t0 = now_s();
+        duet_status_t st = duet_allreduce(x, x, COUNT, DUET_INT64, DUET_SUM, W, NULL);
+        double waited = now_s() - t0;
+        CHECK(st == DUET_ERR_REVOKED, "the first allreduce on a world rank 0 revoked: %s", duet_status_str(st));
+        CHECK(waited < 5.0, "the allreduce returned after %.1f s", waited);
+        free(x);
+    }
+    duet_comm_t S;
+    CHECK_OK(duet_comm_shrink(W, &S));
+    CHECK(duet_comm_size(S) == npes, "shrunk to %d", duet_comm_size(S));
+    CHECK_OK(compute(S, 5));
     CHECK_OK(duet_comm_destroy(S));
 }
 
@@ -296,6 +326,7 @@ int main(int argc, char **argv)
     CHECK(slot != NULL, "duet_malloc");
     CHECK_OK(dt_share_seed(W, slot, &seed));
     if (!strcmp(scenario, "revoke")) scenario_revoke();
+    else if (!strcmp(scenario, "revoke-first")) scenario_revoke_first();
     else if (!strcmp(scenario, "shrink")) scenario_shrink();
     else if (!strcmp(scenario, "chain")) scenario_chain();
     else if (!strcmp(scenario, "during")) {
