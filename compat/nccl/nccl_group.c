@@ -167,7 +167,7 @@ static ncclResult_t run_group(void)
         r = run_works(works, ninits);
         if (r == ncclSuccess && ninits > 1) make_clique();
     }
-    if (r == ncclSuccess && ncalls) {
+    if (r == ncclSuccess && ncalls > 0) {
         /* stable partition by communicator, in the order communicators first appear */
         nccl_call_t *sorted = malloc(sizeof *sorted * (size_t)ncalls);
         int *taken = calloc((size_t)ncalls, sizeof *taken), nw = 0, k = 0;

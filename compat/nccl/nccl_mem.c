@@ -7,18 +7,21 @@
  * own symmetric heap is what gives single-copy transfers), so both hand back a handle that
  * records the range and are otherwise no-ops — collectives on the buffers run as on any.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include "nccl_compat.h"
 
-#define REG_MAGIC 0x5245474455455400ull /* "REGDUET" */
-
-/* What a registration handle or a window points to. */
+/* What a registration handle or a window points to; the live ones are on a list, so a
+ * handle is checked by looking it up (a stale one is never read). */
 struct ncclWindow_vidmem {
-    uint64_t magic;
     struct ncclComm *comm;
     void *buff;
     size_t size;
+    struct ncclWindow_vidmem *next;
 };
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ncclWindow_vidmem *live;
 
 NCCL_API ncclResult_t pncclMemAlloc(void **ptr, size_t size)
 {
@@ -50,7 +53,10 @@ static ncclResult_t record(struct ncclComm *comm, void *buff, size_t size, struc
     if (!buff && size) return nccl_fail(ncclInvalidArgument, "%s: buff is NULL with size %zu", fn, size);
     struct ncclWindow_vidmem *w = malloc(sizeof *w);
     if (!w) return nccl_fail(ncclSystemError, "%s: out of host memory", fn);
-    *w = (struct ncclWindow_vidmem){REG_MAGIC, comm, buff, size};
+    pthread_mutex_lock(&live_lock);
+    *w = (struct ncclWindow_vidmem){comm, buff, size, live};
+    live = w;
+    pthread_mutex_unlock(&live_lock);
     *out = w;
     return ncclSuccess;
 }
@@ -59,9 +65,14 @@ static ncclResult_t drop(struct ncclComm *comm, struct ncclWindow_vidmem *w, con
 {
     ncclResult_t r = nccl_comm_check(comm, fn);
     if (r) return r;
-    if (!w || w->magic != REG_MAGIC || w->comm != comm)
+    pthread_mutex_lock(&live_lock);
+    struct ncclWindow_vidmem **at = &live;
+    while (*at && (*at != w || w->comm != comm)) at = &(*at)->next;
+    int found = *at != NULL;
+    if (found) *at = w->next;
+    pthread_mutex_unlock(&live_lock);
+    if (!found)
         return nccl_fail(ncclInvalidArgument, "%s: not a handle registered on this communicator", fn);
-    w->magic = 0;
     free(w);
     return ncclSuccess;
 }

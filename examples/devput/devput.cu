@@ -22,18 +22,23 @@
  * lap on, i.e. after it has read (checked) what it received.
  *
  * Host-launched allreduce: duet_allreduce (float32 sum of S / 4 elements, device buffers) on a
- * stream, two ways: ITERS calls back to back, timed with CUDA events (what a training loop sees:
- * the host queues while the GPU runs), and each call followed by cudaStreamSynchronize, timed on
- * the host (what a host that needs the result sees). Also timed once: the host launch of an empty
- * kernel, back to back and with a synchronize: the launch part of the allreduce's fixed cost.
+ * stream, on buffers of two kinds: heap (symmetric, from duet_malloc_device: from 64 KiB the
+ * library's direct kernel reads the peers' buffers where they lie) and cudaMalloc (plain device
+ * memory: from 64 KiB the tuner's pick, staged through the library's scratch; under 64 KiB both
+ * take the library's one-shot kernel). Each is timed two ways: ITERS calls back to back, timed
+ * with CUDA events (what a training loop sees: the host queues while the GPU runs), and each call
+ * followed by cudaStreamSynchronize, timed on the host (what a host that needs the result sees).
+ * Also timed once: the host launch of an empty kernel, back to back and with a synchronize: the
+ * launch part of the allreduce's fixed cost.
  *
- * Then T(S) = alpha + S / bandwidth is fitted to each column (least squares on the relative error,
- * so small and large sizes weigh alike) and the fits' crossovers are printed, with the measured
- * one: the smallest size from which the allreduce is at least as fast at every larger size.
+ * Then T(S) = alpha + S / bandwidth is fitted to each of the five columns (least squares on the
+ * relative error, so small and large sizes weigh alike) and the crossovers of the put's fit with
+ * each allreduce's are printed, with the measured ones: the smallest size from which the
+ * allreduce is at least as fast at every larger size.
  *
  * Checks (exit status 1 on any failure, on any rank): per size, a separate launch of the ring
  * with a different pattern in every lap (sender and lap in every byte), each receiver comparing
- * every byte of its slice right after its wait; and the allreduce's output against the exact sum
+ * every byte of its slice right after its wait; and each allreduce's output against the exact sum
  * (small integers as floats): of one call into a poisoned buffer, and of the last timed call.
  *
  * The ring kernel's blocks of every rank must be resident at once: checked at start.
@@ -51,6 +56,13 @@
 #include "bench_util.h"
 
 #define PROG "devput_gpu"
+
+/* The table's time columns: the put, then duet_allreduce on heap / cudaMalloc buffers, each back
+ * to back (events) and each call synchronized (host clock). */
+enum { PUT, HEAP, HEAP_SYNC, DEV, DEV_SYNC, COLS };
+enum { AR_HEAP, AR_DEV, AR_KINDS }; /* the allreduce's buffers: heap (symmetric) or cudaMalloc */
+static const char *const col_name[COLS] = {"device put (one hop)", "heap (back to back)", "heap (+ synchronize)",
+                                           "cudaMalloc (back to back)", "cudaMalloc (+ synchronize)"};
 
 enum {
     RING_THREADS = 1024,
@@ -192,7 +204,7 @@ typedef struct {
     uint64_t *arrived;              /* symmetric: one counter */
     uint64_t arrived_base;          /* its value after the launches so far (the same on every rank) */
     char *src;                      /* device: the largest message */
-    float *ar_in, *ar_out;          /* device: the allreduce's buffers */
+    float *ar_in[AR_KINDS], *ar_out[AR_KINDS]; /* the allreduce's buffers: symmetric / cudaMalloc */
     float *host;                    /* host: one allreduce output */
     unsigned long long *counters;   /* device: [0] bad bytes, [1] rank 0's elapsed ns */
     int *status;                    /* device: the ring kernel's first failed wait */
@@ -231,16 +243,16 @@ static double time_put(devput_t *d, size_t bytes, long long *bad)
     return d->me == 0 ? 1e-3 * (double)ns / ((double)d->iters * d->n) : 0.0;
 }
 
-static void allreduce(devput_t *d, size_t count)
+static void allreduce(devput_t *d, int kind, size_t count)
 {
-    DU(duet_allreduce(d->ar_in, d->ar_out, count, DUET_FLOAT32, DUET_SUM, d->comm, d->stream));
+    DU(duet_allreduce(d->ar_in[kind], d->ar_out[kind], count, DUET_FLOAT32, DUET_SUM, d->comm, d->stream));
 }
 
 /* The wrong elements of the allreduce's output (after the stream's work) against the exact sum. */
-static long long compare_allreduce(devput_t *d, size_t count)
+static long long compare_allreduce(devput_t *d, int kind, size_t count)
 {
     CU(cudaStreamSynchronize(d->stream));
-    CU(cudaMemcpy(d->host, d->ar_out, count * sizeof(float), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(d->host, d->ar_out[kind], count * sizeof(float), cudaMemcpyDeviceToHost));
     long long wrong = 0;
     for (size_t i = 0; i < count; i++) {
         float want = 0;
@@ -251,24 +263,24 @@ static long long compare_allreduce(devput_t *d, size_t count)
 }
 
 /* This size's input, then one allreduce into a poisoned output, checked. */
-static long long check_allreduce(devput_t *d, size_t count)
+static long long check_allreduce(devput_t *d, int kind, size_t count)
 {
-    fill_kernel<<<64, 256, 0, d->stream>>>(d->ar_in, count, d->me);
+    fill_kernel<<<64, 256, 0, d->stream>>>(d->ar_in[kind], count, d->me);
     CU(cudaGetLastError());
-    CU(cudaMemsetAsync(d->ar_out, POISON, count * sizeof(float), d->stream));
-    allreduce(d, count);
-    return compare_allreduce(d, count);
+    CU(cudaMemsetAsync(d->ar_out[kind], POISON, count * sizeof(float), d->stream));
+    allreduce(d, kind, count);
+    return compare_allreduce(d, kind, count);
 }
 
 /* Microseconds per allreduce: back to back on the stream (events), or each followed by a
  * stream synchronize (host clock). */
-static void time_allreduce(devput_t *d, size_t count, double *stream_us, double *sync_us)
+static void time_allreduce(devput_t *d, int kind, size_t count, double *stream_us, double *sync_us)
 {
     CU(cudaStreamSynchronize(d->stream));
     DU(duet_barrier(d->comm));
     for (int it = -d->warmup; it < d->iters; it++) {
         if (it == 0) CU(cudaEventRecord(d->t0, d->stream));
-        allreduce(d, count);
+        allreduce(d, kind, count);
     }
     CU(cudaEventRecord(d->t1, d->stream));
     CU(cudaEventSynchronize(d->t1));
@@ -280,7 +292,7 @@ static void time_allreduce(devput_t *d, size_t count, double *stream_us, double 
     uint64_t start = 0;
     for (int it = -d->warmup; it < d->iters; it++) {
         if (it == 0) start = bench_now_ns();
-        allreduce(d, count);
+        allreduce(d, kind, count);
         CU(cudaStreamSynchronize(d->stream));
     }
     *sync_us = 1e-3 * (double)(bench_now_ns() - start) / d->iters;
@@ -351,17 +363,20 @@ static void print_fit(const char *name, fit_t f)
     else printf(" (no slope)\n");
 }
 
-/* Where the fitted lines of the device put (p) and an allreduce (a) meet, said in words. */
-static void print_model_crossover(const char *name, fit_t p, fit_t a)
+/* Where the fitted lines of the device put (p) and an allreduce (a) meet, said in words; `largest`:
+ * the largest size measured (a crossover past it is the lines' extrapolation). */
+static void print_model_crossover(const char *name, fit_t p, fit_t a, double largest)
 {
     double da = a.alpha - p.alpha, db = p.beta - a.beta; /* the put's lead in alpha, its lag in beta */
     char s[32];
     printf("  vs %-26s ", name);
     if (da >= 0 && db <= 0) printf("no crossover: the device put is faster at every size\n");
     else if (da <= 0 && db >= 0) printf("no crossover: the allreduce is faster at every size\n");
-    else if (da > 0)
-        printf("the device put is faster below %s, the allreduce above\n", human(da / db, s, sizeof s));
-    else printf("the allreduce is faster below %s, the device put above\n", human(da / db, s, sizeof s));
+    else {
+        if (da > 0) printf("the device put is faster below %s, the allreduce above", human(da / db, s, sizeof s));
+        else printf("the allreduce is faster below %s, the device put above", human(da / db, s, sizeof s));
+        printf("%s\n", da / db > largest ? " (past the largest size measured)" : "");
+    }
 }
 
 /* The smallest size from which the allreduce is at least as fast at every larger size. */
@@ -392,8 +407,8 @@ static void print_header(const devput_t *d, int dev)
     printf(" (%s), %d iterations per size\n", prop.name, d->iters);
     printf("  put: a kernel's put + signal around a ring of the ranks, %d block%s of %d threads; one hop\n",
            d->blocks, d->blocks == 1 ? "" : "s", RING_THREADS);
-    printf("  allreduce: duet_allreduce, float32 sum, device buffers, on a stream: back to back, and"
-           " each call synchronized\n");
+    printf("  allreduce: duet_allreduce, float32 sum, on a stream: back to back, and each call synchronized;\n"
+           "    heap: buffers from duet_malloc_device (symmetric), cudaMalloc: buffers from cudaMalloc\n");
 }
 
 /* gnuplot's input: a pipe to gnuplot, or, where there is none, FILE.gp, a script that makes the
@@ -420,23 +435,29 @@ static void plot_close(FILE *gp, int piped, const char *file)
     else fprintf(stderr, "%s: gnuplot failed: no plot\n", PROG);
 }
 
-static void plot(const char *file, const devput_t *d, const double *S, const double (*t)[3], int m,
+static void plot(const char *file, const devput_t *d, const double *S, const double (*t)[COLS], int m,
                  const fit_t *f)
 {
+    static const char *const title[COLS] = {
+        "device put", "allreduce heap, back to back", "allreduce heap + synchronize",
+        "allreduce cudaMalloc, back to back", "allreduce cudaMalloc + synchronize"};
+    /* the put violet; heap blues, cudaMalloc oranges (dark: back to back, light: synchronized) */
+    static const char *const color[COLS] = {"#9400d3", "#0060ad", "#56b4e9", "#d55e00", "#e69f00"};
     int piped;
     FILE *gp = plot_open(file, &piped);
     if (!gp) return;
-    fprintf(gp, "set terminal png size 900,560 noenhanced\nset output '%s'\nset logscale xy 2\n"
+    fprintf(gp, "set terminal png size 900,600 noenhanced\nset output '%s'\nset logscale xy 2\n"
                 "set xlabel 'bytes'\nset ylabel 'us'\nset key below\nset format x '%%.0b %%BB'\n"
                 "set title 'device put (one hop, %d block%s) vs host-launched duet_allreduce, %d ranks'\n",
             file, d->blocks, d->blocks == 1 ? "" : "s", d->n);
-    for (int k = 0; k < 3; k++) fprintf(gp, "f%d(x) = %.9g + %.9g * x\n", k, f[k].alpha, f[k].beta);
-    fprintf(gp, "plot [%g:%g] '-' using 1:2 with linespoints lc 1 title 'device put', "
-                "'-' using 1:2 with linespoints lc 2 title 'allreduce, back to back', "
-                "'-' using 1:2 with linespoints lc 3 title 'allreduce + synchronize', "
-                "f0(x) dt 2 lc 1 title 'fits', f1(x) dt 2 lc 2 notitle, f2(x) dt 2 lc 3 notitle\n",
-            S[0], S[m - 1]);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < COLS; k++) fprintf(gp, "f%d(x) = %.9g + %.9g * x\n", k, f[k].alpha, f[k].beta);
+    fprintf(gp, "plot [%g:%g]", S[0], S[m - 1]);
+    for (int k = 0; k < COLS; k++)
+        fprintf(gp, " '-' using 1:2 with linespoints lc rgb '%s' title '%s',", color[k], title[k]);
+    for (int k = 0; k < COLS; k++)
+        fprintf(gp, " f%d(x) dt 2 lc rgb '%s' %s%s", k, color[k], k == 0 ? "title 'fits'" : "notitle",
+                k + 1 < COLS ? "," : "\n");
+    for (int k = 0; k < COLS; k++) {
         for (int i = 0; i < m; i++) fprintf(gp, "%.0f %g\n", S[i], t[i][k]);
         fputs("e\n", gp);
     }
@@ -444,23 +465,20 @@ static void plot(const char *file, const devput_t *d, const double *S, const dou
 }
 
 /* Fits, crossovers and the plot, from rank 0's rows. */
-static void report(const devput_t *d, const double *S, const double (*t)[3], int m, const char *plot_file)
+static void report(const devput_t *d, const double *S, const double (*t)[COLS], int m, const char *plot_file)
 {
-    double col[3][MAX_ROWS];
-    for (int k = 0; k < 3; k++)
+    double col[COLS][MAX_ROWS];
+    for (int k = 0; k < COLS; k++)
         for (int i = 0; i < m; i++) col[k][i] = t[i][k];
-    fit_t f[3];
-    for (int k = 0; k < 3; k++) f[k] = fit_line(S, col[k], m);
-    printf("fit T(S) = alpha + beta * S (least squares on the relative error):\n");
-    print_fit("device put (one hop)", f[0]);
-    print_fit("allreduce (back to back)", f[1]);
-    print_fit("allreduce (+ synchronize)", f[2]);
+    fit_t f[COLS];
+    for (int k = 0; k < COLS; k++) f[k] = fit_line(S, col[k], m);
+    printf("fit T(S) = alpha + beta * S (least squares on the relative error); allreduce on heap or"
+           " cudaMalloc buffers:\n");
+    for (int k = 0; k < COLS; k++) print_fit(col_name[k], f[k]);
     printf("crossover predicted by the fits:\n");
-    print_model_crossover("allreduce (back to back)", f[0], f[1]);
-    print_model_crossover("allreduce (+ synchronize)", f[0], f[2]);
+    for (int k = PUT + 1; k < COLS; k++) print_model_crossover(col_name[k], f[PUT], f[k], S[m - 1]);
     printf("crossover measured:\n");
-    print_measured_crossover("allreduce (back to back)", S, col[0], col[1], m);
-    print_measured_crossover("allreduce (+ synchronize)", S, col[0], col[2], m);
+    for (int k = PUT + 1; k < COLS; k++) print_measured_crossover(col_name[k], S, col[PUT], col[k], m);
     fflush(stdout);
     if (plot_file && m > 0) plot(plot_file, d, S, t, m, f);
 }
@@ -495,7 +513,10 @@ static void setup(devput_t *d, size_t maxb)
     size_t cap = (maxb + 255) & ~(size_t)255;
     d->recv = (char *)duet_malloc_device(d->comm, cap);
     d->arrived = (uint64_t *)duet_malloc_device(d->comm, sizeof(uint64_t));
-    if (!d->recv || !d->arrived)
+    /* the allreduce's symmetric buffers: the same offsets on every rank (same calls, same order) */
+    d->ar_in[AR_HEAP] = (float *)duet_malloc_device(d->comm, cap);
+    d->ar_out[AR_HEAP] = (float *)duet_malloc_device(d->comm, cap);
+    if (!d->recv || !d->arrived || !d->ar_in[AR_HEAP] || !d->ar_out[AR_HEAP])
         die("duet_malloc_device: %s (raise DUET_CUDA_HEAP_SIZE for a large -e)", duet_last_error());
     /* the counter starts at 0 on every rank before anyone adds to it */
     CU(cudaMemset(d->arrived, 0, sizeof(uint64_t)));
@@ -504,8 +525,8 @@ static void setup(devput_t *d, size_t maxb)
 
     CU(cudaMalloc(&d->src, cap));
     CU(cudaMemset(d->src, POISON, cap));
-    CU(cudaMalloc(&d->ar_in, cap));
-    CU(cudaMalloc(&d->ar_out, cap));
+    CU(cudaMalloc(&d->ar_in[AR_DEV], cap));
+    CU(cudaMalloc(&d->ar_out[AR_DEV], cap));
     CU(cudaMalloc(&d->counters, 2 * sizeof(unsigned long long)));
     CU(cudaMalloc(&d->status, sizeof(int)));
     CU(cudaMemset(d->status, 0, sizeof(int)));
@@ -527,9 +548,11 @@ static void teardown(devput_t *d)
     CU(cudaStreamDestroy(d->stream));
     CU(cudaFree(d->status));
     CU(cudaFree(d->counters));
-    CU(cudaFree(d->ar_out));
-    CU(cudaFree(d->ar_in));
+    CU(cudaFree(d->ar_out[AR_DEV]));
+    CU(cudaFree(d->ar_in[AR_DEV]));
     CU(cudaFree(d->src));
+    DU(duet_free(d->comm, d->ar_out[AR_HEAP]));
+    DU(duet_free(d->comm, d->ar_in[AR_HEAP]));
     DU(duet_free(d->comm, d->arrived));
     DU(duet_free(d->comm, d->recv));
 }
@@ -570,31 +593,33 @@ int main(int argc, char **argv)
     if (d.me == 0) {
         printf("host launch of an empty kernel: %.2f us back to back, %.2f us with a synchronize\n",
                launch_all[0], launch_all[1]);
-        printf("%10s %10s %14s %14s %8s  %s\n", "bytes", "put us", "allreduce us", "+ sync us", "ratio",
-               "checked");
+        printf("%10s %10s %10s %11s %15s %11s %9s  %s\n", "bytes", "put us", "heap us", "+ sync us",
+               "cudaMalloc us", "+ sync us", "heap/put", "checked");
         fflush(stdout);
     }
 
-    double sizes[MAX_ROWS], times[MAX_ROWS][3];
+    double sizes[MAX_ROWS], times[MAX_ROWS][COLS];
     int rows = 0, all_ok = 1;
     for (size_t bytes = minb; bytes <= maxb && rows < MAX_ROWS; bytes *= factor) {
         size_t count = bytes / sizeof(float), S = count * sizeof(float); /* both move S bytes */
         long long wrong = 0, wrong_all = 0;
-        double t[3];
-        t[0] = time_put(&d, S, &wrong);
-        wrong += check_allreduce(&d, count);
-        time_allreduce(&d, count, &t[1], &t[2]);
-        wrong += compare_allreduce(&d, count); /* the last timed call's output */
-        double slowest[3];
+        double t[COLS], slowest[COLS];
+        t[PUT] = time_put(&d, S, &wrong);
+        for (int kind = 0; kind < AR_KINDS; kind++) {
+            int k = kind == AR_HEAP ? HEAP : DEV; /* its columns: k (back to back), k + 1 (synchronized) */
+            wrong += check_allreduce(&d, kind, count);
+            time_allreduce(&d, kind, count, &t[k], &t[k + 1]);
+            wrong += compare_allreduce(&d, kind, count); /* the last timed call's output */
+        }
         DU(duet_allreduce(&wrong, &wrong_all, 1, DUET_INT64, DUET_SUM, d.comm, NULL));
-        DU(duet_allreduce(t, slowest, 3, DUET_FLOAT64, DUET_MAX, d.comm, NULL)); /* put: rank 0's */
+        DU(duet_allreduce(t, slowest, COLS, DUET_FLOAT64, DUET_MAX, d.comm, NULL)); /* put: rank 0's */
         all_ok &= wrong_all == 0;
         sizes[rows] = (double)S;
-        for (int k = 0; k < 3; k++) times[rows][k] = slowest[k];
+        for (int k = 0; k < COLS; k++) times[rows][k] = slowest[k];
         rows++;
         if (d.me == 0) {
-            printf("%10zu %10.2f %14.2f %14.2f %8.2f  ", S, slowest[0], slowest[1], slowest[2],
-                   slowest[1] / slowest[0]);
+            printf("%10zu %10.2f %10.2f %11.2f %15.2f %11.2f %9.2f  ", S, slowest[PUT], slowest[HEAP],
+                   slowest[HEAP_SYNC], slowest[DEV], slowest[DEV_SYNC], slowest[HEAP] / slowest[PUT]);
             if (wrong_all) printf("WRONG (%lld bytes or elements over the ranks)\n", wrong_all);
             else printf("yes\n");
             fflush(stdout);

@@ -1,6 +1,12 @@
 /* oneshot_gpu.cu — oneshot.c on the GPU: an allreduce written by hand as one kernel with the
  * device API (include/duet/duet_device.cuh), against the library's duet_allreduce on device
- * buffers, both on one stream.
+ * buffers of two kinds, all on one stream:
+ *   - heap: symmetric buffers from duet_malloc_device (the same offsets on every rank): from
+ *     64 KiB the library reads the peers' buffers where they lie (its direct kernel);
+ *   - cudaMalloc: plain device buffers, as a NCCL user would pass them: from 64 KiB the library
+ *     runs what its tuner picks (the schedule executor, or a dedicated kernel), staging through
+ *     its own scratch.
+ * Under 64 KiB both take the library's one-shot kernel (src/cuda/duet_cuda_coll.c).
  *
  *   duetrun -n 2 oneshot_gpu [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [--plot FILE.png]
  *
@@ -33,12 +39,13 @@
  * one call ahead) satisfies a wait for e, and that peer's data of e is still in its slot[p] (it
  * writes it again in e + 2, after my flag of e + 1).
  *
- * For each size both run ITERS times back to back on one stream (after a warm-up), timed with
+ * For each size all three run ITERS times back to back on one stream (after a warm-up), timed with
  * CUDA events; the table gives microseconds per call (the slowest rank) and whether the results
  * agree. Before the timing, four calls with four different inputs (small integers as floats: every
- * order of the sum is exact) run back to back through both, and each output is compared with the
- * exact sum, and the hand-written one with duet_allreduce's, bit for bit (and so are the outputs of
- * the last timed calls). A mismatch on any rank makes the exit status 1.
+ * order of the sum is exact) run back to back through all three, and each output is compared: the
+ * hand-written one's with the exact sum, both of duet_allreduce's with the hand-written one's, bit
+ * for bit (and so are the outputs of the last timed calls). A mismatch on any rank makes the exit
+ * status 1.
  *
  * The kernels must all be resident at once (block b waits for block b of every peer): nb <= 32
  * blocks of 512 threads per rank, checked against the GPU's capacity at start. They are launched
@@ -57,6 +64,8 @@
 #include "bench_util.h"
 
 #define PROG "oneshot_gpu"
+
+enum { HAND, HEAP, DEV, WAYS }; /* the three allreduces: by hand; duet_allreduce on heap / cudaMalloc buffers */
 
 enum {
     THREADS = 512,          /* per block */
@@ -196,7 +205,11 @@ typedef struct {
     size_t stride;    /* floats per buffer: the largest count, rounded up to 64 (256 bytes) */
     uint64_t calls;   /* hand-written calls made so far (the same on every rank) */
     int *status;      /* device: the kernels' first failed wait */
-    float *in, *out_hand, *out_duet; /* device: VARIANTS buffers of `stride` floats each */
+    /* VARIANTS buffers of `stride` floats each. in / out[DEV]: cudaMalloc, read by the hand-written
+     * kernel and by duet_allreduce on cudaMalloc buffers; in_sym / out[HEAP]: symmetric
+     * (duet_malloc_device, the same offsets on every rank), the same inputs, for duet_allreduce on
+     * heap buffers */
+    float *in, *in_sym, *out[WAYS];
 } shot_t;
 
 /* Blocks of a call: one per BLOCK_BYTES, 1 .. MAX_BLOCKS. */
@@ -220,6 +233,14 @@ static void duet_sum(shot_t *o, const float *in, float *out, size_t count)
     DU(duet_allreduce(in, out, count, DUET_FLOAT32, DUET_SUM, o->comm, o->stream));
 }
 
+/* Call `way` on input / output v (count floats), on o->stream. */
+static void run_way(shot_t *o, int way, int v, size_t count)
+{
+    size_t at = (size_t)v * o->stride;
+    if (way == HAND) hand_allreduce(o, o->in + at, o->out[HAND] + at, count);
+    else duet_sum(o, (way == HEAP ? o->in_sym : o->in) + at, o->out[way] + at, count);
+}
+
 /* Stops the program when a kernel's wait failed (its status, from the abort word). */
 static void check_status(shot_t *o)
 {
@@ -229,19 +250,23 @@ static void check_status(shot_t *o)
     if (st) die("a wait in the hand-written kernel stopped: %s", duet_status_str((duet_status_t)st));
 }
 
-/* Outputs v of both (after the stream's work) against the exact sum of inputs v, and hand against
- * duet, bit for bit. Returns the number of wrong elements. */
+/* Outputs v of all three (after the stream's work): the hand-written one's against the exact sum
+ * of inputs v, both of duet_allreduce's against the hand-written one's, bit for bit. Returns the
+ * number of wrong elements (an element wrong in several outputs counts once per output). */
 static long long compare_outputs(shot_t *o, int v, size_t count, float *host_hand, float *host_duet)
 {
     check_status(o);
-    CU(cudaMemcpy(host_hand, o->out_hand + v * o->stride, count * sizeof(float), cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(host_duet, o->out_duet + v * o->stride, count * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t at = (size_t)v * o->stride;
+    CU(cudaMemcpy(host_hand, o->out[HAND] + at, count * sizeof(float), cudaMemcpyDeviceToHost));
     long long wrong = 0;
     for (size_t i = 0; i < count; i++) {
         float want = 0;
         for (int r = 0; r < o->n; r++) want += input_value(r, v, i);
-        wrong += memcmp(&host_hand[i], &want, sizeof want) != 0 ||
-                 memcmp(&host_duet[i], &host_hand[i], sizeof want) != 0;
+        wrong += memcmp(&host_hand[i], &want, sizeof want) != 0;
+    }
+    for (int way = HEAP; way <= DEV; way++) {
+        CU(cudaMemcpy(host_duet, o->out[way] + at, count * sizeof(float), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < count; i++) wrong += memcmp(&host_duet[i], &host_hand[i], sizeof(float)) != 0;
     }
     return wrong;
 }
@@ -254,28 +279,26 @@ static long long check_size(shot_t *o, size_t count, float *host_hand, float *ho
     for (int v = 0; v < VARIANTS; v++) {
         fill_kernel<<<64, 256, 0, o->stream>>>(o->in + v * o->stride, count, o->me, v);
         CU(cudaGetLastError());
+        fill_kernel<<<64, 256, 0, o->stream>>>(o->in_sym + v * o->stride, count, o->me, v);
+        CU(cudaGetLastError());
     }
-    CU(cudaMemsetAsync(o->out_hand, POISON, bytes, o->stream));
-    CU(cudaMemsetAsync(o->out_duet, POISON, bytes, o->stream));
-    for (int v = 0; v < VARIANTS; v++) {
-        hand_allreduce(o, o->in + v * o->stride, o->out_hand + v * o->stride, count);
-        duet_sum(o, o->in + v * o->stride, o->out_duet + v * o->stride, count);
-    }
+    for (int way = 0; way < WAYS; way++) CU(cudaMemsetAsync(o->out[way], POISON, bytes, o->stream));
+    for (int v = 0; v < VARIANTS; v++)
+        for (int way = 0; way < WAYS; way++) run_way(o, way, v, count);
     long long wrong = 0;
     for (int v = 0; v < VARIANTS; v++) wrong += compare_outputs(o, v, count, host_hand, host_duet);
     return wrong;
 }
 
-/* Microseconds per call of `iters` calls back to back on the stream (after a warm-up), from
+/* Microseconds per call of `way`: `iters` calls back to back on the stream (after a warm-up), from
  * input 0 into output 0, between two events. */
-static double time_calls(shot_t *o, int hand, size_t count, int iters, cudaEvent_t t0, cudaEvent_t t1)
+static double time_calls(shot_t *o, int way, size_t count, int iters, cudaEvent_t t0, cudaEvent_t t1)
 {
     CU(cudaStreamSynchronize(o->stream));
     DU(duet_barrier(o->comm));
     for (int it = -(iters / 10 + 5); it < iters; it++) {
         if (it == 0) CU(cudaEventRecord(t0, o->stream));
-        if (hand) hand_allreduce(o, o->in, o->out_hand, count);
-        else duet_sum(o, o->in, o->out_duet, count);
+        run_way(o, way, 0, count);
     }
     CU(cudaEventRecord(t1, o->stream));
     CU(cudaEventSynchronize(t1));
@@ -309,7 +332,10 @@ static void print_header(const shot_t *o, int dev, int iters)
     printf("%s: %d ranks on GPU", PROG, o->n);
     for (int r = 0; r < o->n; r++) printf(" %d", devs[r]);
     printf(" (%s), float32 sum, %d calls per size back to back on one stream\n", prop.name, iters);
-    printf("%10s %7s %14s %14s %8s  %s\n", "bytes", "blocks", "by hand us", "duet us", "ratio", "same result");
+    printf("  duet heap: duet_allreduce on buffers from duet_malloc_device (symmetric);"
+           " duet cudaMalloc: on buffers from cudaMalloc\n");
+    printf("%10s %7s %12s %14s %20s %10s %8s  %s\n", "bytes", "blocks", "by hand us", "duet heap us",
+           "duet cudaMalloc us", "hand/heap", "hand/cM", "same result");
     fflush(stdout);
 }
 
@@ -337,8 +363,8 @@ static void plot_close(FILE *gp, int piped, const char *file)
     else fprintf(stderr, "%s: gnuplot failed: no plot\n", PROG);
 }
 
-/* The picture: both latencies against size, log-log (gnuplot, when it is there). */
-static void plot(const char *file, int n, const double *bytes, const double (*t)[2], int rows)
+/* The picture: the three latencies against size, log-log (gnuplot, when it is there). */
+static void plot(const char *file, int n, const double *bytes, const double (*t)[WAYS], int rows)
 {
     int piped;
     FILE *gp = plot_open(file, &piped);
@@ -347,9 +373,10 @@ static void plot(const char *file, int n, const double *bytes, const double (*t)
                 "set xlabel 'bytes per rank'\nset ylabel 'us per call'\nset key below\n"
                 "set format x '%%.0b %%BB'\n"
                 "set title 'allreduce on the GPU, %d ranks: one-shot kernel by hand vs duet_allreduce'\n"
-                "plot '-' using 1:2 with linespoints title 'by hand (device API)', "
-                "'-' using 1:2 with linespoints title 'duet_allreduce'\n", file, n);
-    for (int which = 0; which < 2; which++) {
+                "plot '-' using 1:2 with linespoints lc rgb '#9400d3' title 'by hand (device API)', "
+                "'-' using 1:2 with linespoints lc rgb '#0060ad' title 'duet_allreduce, heap (duet_malloc_device)', "
+                "'-' using 1:2 with linespoints lc rgb '#d55e00' title 'duet_allreduce, cudaMalloc'\n", file, n);
+    for (int which = 0; which < WAYS; which++) {
         for (int i = 0; i < rows; i++) fprintf(gp, "%.0f %g\n", bytes[i], t[i][which]);
         fputs("e\n", gp);
     }
@@ -395,17 +422,19 @@ int main(int argc, char **argv)
     o.stride = ((maxb / sizeof(float)) + 63) & ~(size_t)63;
     o.slots = (float *)duet_malloc_device(o.comm, 2 * o.stride * sizeof(float));
     o.ready = (uint64_t *)duet_malloc_device(o.comm, (size_t)o.n * MAX_BLOCKS * sizeof(uint64_t));
-    if (!o.slots || !o.ready)
+    size_t vbytes = VARIANTS * o.stride * sizeof(float);
+    o.in_sym = (float *)duet_malloc_device(o.comm, vbytes);
+    o.out[HEAP] = (float *)duet_malloc_device(o.comm, vbytes);
+    if (!o.slots || !o.ready || !o.in_sym || !o.out[HEAP])
         die("duet_malloc_device: %s (raise DUET_CUDA_HEAP_SIZE for a large -e)", duet_last_error());
     /* the flags start at 0 on every rank before anyone sets one */
     CU(cudaMemset(o.ready, 0, (size_t)o.n * MAX_BLOCKS * sizeof(uint64_t)));
     CU(cudaDeviceSynchronize());
     DU(duet_barrier(o.comm));
 
-    size_t vbytes = VARIANTS * o.stride * sizeof(float);
     CU(cudaMalloc(&o.in, vbytes));
-    CU(cudaMalloc(&o.out_hand, vbytes));
-    CU(cudaMalloc(&o.out_duet, vbytes));
+    CU(cudaMalloc(&o.out[HAND], vbytes));
+    CU(cudaMalloc(&o.out[DEV], vbytes));
     CU(cudaMalloc(&o.status, sizeof(int)));
     CU(cudaMemset(o.status, 0, sizeof(int)));
     CU(cudaStreamCreateWithFlags(&o.stream, cudaStreamNonBlocking));
@@ -418,23 +447,24 @@ int main(int argc, char **argv)
 
     print_header(&o, dev, iters);
     enum { MAX_ROWS = 64 };
-    double sizes[MAX_ROWS], times[MAX_ROWS][2];
+    double sizes[MAX_ROWS], times[MAX_ROWS][WAYS];
     int rows = 0, all_ok = 1;
     for (size_t bytes = minb; bytes <= maxb && rows < MAX_ROWS; bytes *= factor) {
         size_t count = bytes / sizeof(float);
         long long wrong = check_size(&o, count, host_hand, host_duet), wrong_all = 0;
-        double t[2] = {time_calls(&o, 1, count, iters, t0, t1), time_calls(&o, 0, count, iters, t0, t1)};
+        double t[WAYS], slowest[WAYS];
+        for (int way = 0; way < WAYS; way++) t[way] = time_calls(&o, way, count, iters, t0, t1);
         wrong += compare_outputs(&o, 0, count, host_hand, host_duet); /* the last timed calls' */
-        double slowest[2];
         DU(duet_allreduce(&wrong, &wrong_all, 1, DUET_INT64, DUET_SUM, o.comm, NULL));
-        DU(duet_allreduce(t, slowest, 2, DUET_FLOAT64, DUET_MAX, o.comm, NULL));
+        DU(duet_allreduce(t, slowest, WAYS, DUET_FLOAT64, DUET_MAX, o.comm, NULL));
         all_ok &= wrong_all == 0;
         sizes[rows] = (double)(count * sizeof(float));
-        times[rows][0] = slowest[0], times[rows][1] = slowest[1];
+        for (int way = 0; way < WAYS; way++) times[rows][way] = slowest[way];
         rows++;
         if (o.me == 0) {
-            printf("%10zu %7u %14.2f %14.2f %8.2f  ", count * sizeof(float), blocks_for(count), slowest[0],
-                   slowest[1], slowest[0] / slowest[1]);
+            printf("%10zu %7u %12.2f %14.2f %20.2f %10.2f %8.2f  ", count * sizeof(float), blocks_for(count),
+                   slowest[HAND], slowest[HEAP], slowest[DEV], slowest[HAND] / slowest[HEAP],
+                   slowest[HAND] / slowest[DEV]);
             if (wrong_all) printf("NO (%lld wrong elements over the ranks)\n", wrong_all);
             else printf("yes\n");
             fflush(stdout);
@@ -448,13 +478,15 @@ int main(int argc, char **argv)
     CU(cudaEventDestroy(t1));
     CU(cudaStreamDestroy(o.stream));
     CU(cudaFree(o.status));
-    CU(cudaFree(o.out_duet));
-    CU(cudaFree(o.out_hand));
+    CU(cudaFree(o.out[DEV]));
+    CU(cudaFree(o.out[HAND]));
     CU(cudaFree(o.in));
+    DU(duet_free(o.comm, o.out[HEAP]));
+    DU(duet_free(o.comm, o.in_sym));
     DU(duet_free(o.comm, o.ready));
     DU(duet_free(o.comm, o.slots));
     DU(duet_finalize());
     if (!all_ok && o.me == 0)
-        fprintf(stderr, "%s: the hand-written allreduce and duet_allreduce differ\n", PROG);
+        fprintf(stderr, "%s: the hand-written allreduce and duet_allreduce (heap or cudaMalloc) differ\n", PROG);
     return all_ok ? 0 : 1;
 }
