@@ -28,4 +28,5 @@ run $R -n 2 "$B/bin/oneshot_gpu" --plot "$DIR/oneshot_gpu-2ranks.png"
 run $R -n 4 "$B/bin/oneshot_gpu"
 run $R -n 2 -x DUET_CUDA_HEAP_SIZE=6G "$B/bin/moe_gpu"
 run $R -n 4 -x DUET_CUDA_HEAP_SIZE=6G "$B/bin/moe_gpu"
+run env BUILD="$(cd "$B" && pwd)" "$(dirname "$0")/crossover/crossover.sh" --device -n 2 --plot "$DIR/crossover-gpu-2ranks.png"
 exit $failed

@@ -23,12 +23,18 @@
  *                 writes the header and duet_dev_put_warp_nbi's the row straight into my region
  *                 of the expert rank's inbox, at the copy's slot; the last block to finish sends
  *                 each rank one signal carrying the count, then waits for every rank's signal.
- *                 combine: ONE kernel. Every received copy goes through its expert and the
- *                 result is stored from registers straight into its home rank's `back` buffer
- *                 (through duet_dev_ptr: a put whose source is the expert's output); the last
- *                 block signals each home the count; every block waits for the signals of all
- *                 ranks, then sums its share of my tokens. No host step between the two phases,
- *                 no count exchange: the counts ride on the signals.
+ *                 combine: ONE kernel. Every received copy goes through its expert, a warp
+ *                 per record, and the result is stored from registers (16 bytes a lane, 512
+ *                 contiguous bytes a warp) straight into my region of its home rank's `back`
+ *                 at the copy's slot (through duet_dev_ptr: a put whose source is the expert's
+ *                 output; each expert rank writes one dense run per home); the last block
+ *                 signals each home the count, waits for the signals of all ranks and
+ *                 wakes every other block through a word of its own (only it polls the
+ *                 signals); then every block sums its share of my tokens, reading each
+ *                 result where its expert rank put it (region of the destination, slot: as
+ *                 (a) reads `ret`).
+ *                 No host step between the two phases, no count exchange: the counts ride on
+ *                 the signals.
  *
  * Slots (both ways, on the device, inside the timed dispatch): copy c = token * TOPK + k gets
  * slot = the number of copies before it that go to the same rank (moe_gpu.cuh, block_slots), so
@@ -62,8 +68,8 @@
  * computation (the same fma and bf16 rounding). The buffers both ways write are poisoned with
  * different bytes before every round, so what one way misses cannot match the other.
  *
- * Heap: per rank, 4 regions of n * cap records and T * TOPK rows at a time: about 4.7 GB at
- * 8192 tokens (DUET_CUDA_HEAP_SIZE=6G covers the defaults).
+ * Heap: per rank, 4 regions of n * cap records and one of n * cap rows at a time: about 4.8 GB
+ * at 8192 tokens (DUET_CUDA_HEAP_SIZE=6G covers the defaults).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -215,38 +221,51 @@ __global__ void __launch_bounds__(MOE_THREADS) put_dispatch(moe_args_t a)
     }
 }
 
-/* (b)'s expert results go from registers into row (token, k) of `back` on the copy's source. */
+/* (b)'s expert results go from registers into my region of `back` on the copy's source, at the
+ * copy's slot: pack p of slot j of region s (what s sent me) to row (me, j) of back on s. */
 struct store_at_home {
     duet_device_comm_t h;
     char *back;
     size_t row;
-    int topk;
-    __device__ void operator()(int s, int, const moe_hdr_t &hd, int p, uint4 y) const
+    int cap, me;
+    __device__ void operator()(int s, int j, int p, uint4 y) const
     {
-        char *dst = back + ((size_t)hd.token * topk + hd.k) * row;
+        char *dst = back + ((size_t)me * cap + j) * row;
         duet_dev_ptr(h, (uint4 *)dst, s)[p] = y;
     }
 };
 
-/* (b)'s results are in `back`, row (token, k). */
+/* (b)'s results came back into `back` where my copies went: region of the copy's destination,
+ * its slot (rows_in_ret's places, in rows without headers). */
 struct rows_in_back {
     const char *back;
+    const int *route, *slot;
     size_t row;
-    int topk;
+    int cap, topk, per_rank;
     __device__ const uint4 *operator()(int t, int k) const
     {
-        return (const uint4 *)(back + ((size_t)t * topk + k) * row);
+        int c = t * topk + k;
+        return (const uint4 *)(back + ((size_t)(route[c] / per_rank) * cap + slot[c]) * row);
     }
 };
 
-/* Combine: the experts on every received copy, results straight home; the last block signals
- * each home its count; every block waits for every rank's results, then sums its share. */
+/* Combine: the experts on every received copy (a warp per record), results straight home; the
+ * last block signals each home its count, waits for every rank's results and wakes the other
+ * blocks (each polls only its own wake word: moe_gpu.cuh, wait_woken); then every block sums
+ * its share. */
 __global__ void __launch_bounds__(MOE_THREADS) put_combine(moe_args_t a)
 {
-    moe::experts(a, a.inbox, a.got, store_at_home{a.h, a.back, a.row, a.topk});
-    if (moe::last_block(&a.done[1])) moe::signal_counts(a, a.csig, a.got);
-    if (!moe::wait_counts(a, a.csig, nullptr, a.sent)) return;
-    moe::weighted_sums(a, rows_in_back{a.back, a.row, a.topk}, a.out_b);
+    moe::expert_rows(a, a.inbox, a.got, store_at_home{a.h, a.back, a.row, a.cap, a.me});
+    bool ok;
+    if (moe::last_block(&a.done[1])) {
+        moe::signal_counts(a, a.csig, a.got);
+        ok = moe::wait_counts(a, a.csig, nullptr, a.sent);
+        moe::wake_all(a, ok);
+    } else {
+        ok = moe::wait_woken(a);
+    }
+    if (!ok) return;
+    moe::weighted_sums(a, rows_in_back{a.back, a.route, a.slot, a.row, a.cap, a.topk, a.per_rank}, a.out_b);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -376,12 +395,14 @@ static void setup_run(moe_t *m)
     a->sent = (int *)dev_alloc(n * sizeof(int));
     a->got = (int *)dev_alloc(n * sizeof(int));
     a->done = (unsigned *)dev_alloc(2 * sizeof(unsigned));
+    a->wake = (uint64_t *)dev_alloc((size_t)m->blocks * MOE_WAKE_STRIDE * sizeof(uint64_t));
     a->status = (int *)dev_alloc(sizeof(int));
     m->bad = (unsigned long long *)dev_alloc(2 * sizeof(unsigned long long));
     CU(cudaMemset(a->dsig, 0, n * sizeof(uint64_t)));
     CU(cudaMemset(a->csig, 0, n * sizeof(uint64_t)));
     CU(cudaMemset(a->scount, 0, n * sizeof(int)));
     CU(cudaMemset(a->done, 0, 2 * sizeof(unsigned)));
+    CU(cudaMemset(a->wake, 0, (size_t)m->blocks * MOE_WAKE_STRIDE * sizeof(uint64_t)));
     CU(cudaMemset(a->status, 0, sizeof(int)));
     CU(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     for (int i = 0; i < 3; i++) CU(cudaEventCreate(&m->ev[i]));
@@ -408,7 +429,7 @@ static void setup_size(moe_t *m, int T)
     a->recv = (char *)sym_alloc(m, region, "recv");
     a->ret = (char *)sym_alloc(m, region, "ret");
     a->inbox = (char *)sym_alloc(m, region, "inbox");
-    a->back = (char *)sym_alloc(m, copies * a->row, "back");
+    a->back = (char *)sym_alloc(m, (size_t)m->n * a->cap * a->row, "back");
     a->x = (const char *)dev_alloc((size_t)T * a->row);
     a->route = (const int *)dev_alloc(copies * sizeof(int));
     a->weight = (const float *)dev_alloc(copies * sizeof(float));
@@ -429,7 +450,7 @@ static void teardown_run(moe_t *m)
     DU(duet_free(m->comm, a->scount));
     DU(duet_free(m->comm, a->csig));
     DU(duet_free(m->comm, a->dsig));
-    const void *local[] = {a->sent, a->got, a->done, a->status, m->bad};
+    const void *local[] = {a->sent, a->got, a->done, a->wake, a->status, m->bad};
     for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) CU(cudaFree((void *)local[i]));
     for (int i = 0; i < 3; i++) CU(cudaEventDestroy(m->ev[i]));
     CU(cudaStreamDestroy(m->stream));
@@ -461,7 +482,7 @@ static void poison(moe_t *m)
     CU(cudaMemsetAsync(a->ret, 0xa5, region, m->stream));
     CU(cudaMemsetAsync(a->out_a, 0xa5, out, m->stream));
     CU(cudaMemsetAsync(a->inbox, 0x5a, region, m->stream));
-    CU(cudaMemsetAsync(a->back, 0x5a, (size_t)m->T * m->topk * a->row, m->stream));
+    CU(cudaMemsetAsync(a->back, 0x5a, (size_t)m->n * a->cap * a->row, m->stream));
     CU(cudaMemsetAsync(a->out_b, 0x5a, out, m->stream));
     CU(cudaStreamSynchronize(m->stream));
 }

@@ -22,9 +22,14 @@ enum {
     MOE_WARPS = MOE_THREADS / 32,  /* warps of a block: one copy each at a time */
     MOE_MAX_RANKS = 128,           /* the slots' counters in shared memory */
     MOE_HDR = 16,                  /* bytes of a record's header */
-    MOE_ERR_PROTOCOL = -100        /* kernels' status: a signal of another round or count, a
+    MOE_ERR_PROTOCOL = -100,       /* kernels' status: a signal of another round or count, a
                                     * slot past cap (a bug of this program, never the library's) */
+    MOE_WAKE_STRIDE = 16           /* u64 words between two blocks' wake words: one 128-byte L2
+                                    * line each, so that no line is polled by more than one block */
 };
+
+/* A wake word's value when the combine's waiter failed (the low bits still hold the round). */
+#define MOE_WAKE_FAILED (1ull << 63)
 
 /* A copy's header, in front of its row (moe.c's hdr_t); moved as one 16-byte word. */
 typedef struct __align__(16) {
@@ -51,11 +56,15 @@ typedef struct {
     char *out_a;             /* [T][row] */
     /* (b) put */
     char *inbox;             /* (sym) [n][cap] records: region s is written by rank s */
-    char *back;              /* (sym) [T][topk] rows: the results of my copies, written by experts */
+    char *back;              /* (sym) [n][cap] rows: region d holds what rank d's experts made of my
+                              * copies, slot j the result of my j-th copy to d (the inbox's places
+                              * at d, without headers: every expert rank writes one dense run) */
     uint64_t *dsig, *csig;   /* (sym) [n]: word s set by rank s to (round << 32) | count, in
                               * dispatch (copies s sent me) and combine (results s sent me) */
     int *sent, *got;         /* [n] copies I sent to / got from each rank */
     unsigned *done;          /* [2] blocks finished, dispatch and combine (0 between launches) */
+    uint64_t *wake;          /* [blocks][MOE_WAKE_STRIDE]: word 0 of line b is set by the combine's
+                              * last block to the round once every signal of it came (never reset) */
     char *out_b;             /* [T][row] */
 } moe_args_t;
 
@@ -129,8 +138,8 @@ template <class Rows> static __device__ void weighted_sums(const moe_args_t &a, 
     }
 }
 
-/* Every pack of every received copy (count[s] records in region s of box) through its expert,
- * spread over the grid; store(s, j, header, p, y) puts the result where it goes. Each thread
+/* (a)'s experts: every pack of every received copy (count[s] records in region s of box)
+ * through its expert, spread over the grid as one flat range of packs; store(s, j, header, p, y) puts the result where it goes. Each thread
  * loads U packs before it stores any (the compiler cannot move loads past a store that may
  * alias them), so U loads per thread are in flight at once. */
 template <class Store>
@@ -157,6 +166,36 @@ static __device__ void experts(const moe_args_t &a, const char *box, const int *
             if (where[u] == ~0u) continue;
             unsigned r = where[u] / packs;
             store((int)(r / cap), (int)(r % cap), hd[u], (int)(where[u] % packs), expert_pack(x[u], hd[u].expert));
+        }
+    }
+}
+
+/* The put way's experts: every received copy (count[s] records in region s of box) through its
+ * expert, a warp per record. Lane l takes packs l, l + 32, ... of the row, U at a time (all U
+ * loads out before any store: U packs in flight per lane), and store(s, j, p, y) puts pack p of
+ * the result of slot j of region s where it goes; a warp's stores cover 512 contiguous bytes.
+ * Warp w of the grid takes records w, w + W, ...: the grid sweeps the regions as one dense
+ * window. Region order starts after mine (rank me + 1 first), so that the ranks sharing a GPU
+ * do not all write to the same home at once. No division per pack, one header load per row. */
+template <class Store>
+static __device__ void expert_rows(const moe_args_t &a, const char *box, const int *count, const Store &store)
+{
+    enum { U = 7 }; /* 896 packs (hidden 7168) = 4 rounds of 7 x 32 */
+    const unsigned W = gridDim.x * MOE_WARPS, records = (unsigned)a.n * (unsigned)a.cap;
+    for (unsigned r = blockIdx.x * MOE_WARPS + (unsigned)warp(); r < records; r += W) { /* warp-uniform */
+        int i = (int)(r / (unsigned)a.cap), j = (int)(r % (unsigned)a.cap), s = (a.me + 1 + i) % a.n;
+        if (j >= count[s]) continue; /* padding */
+        const char *rec = box + ((size_t)s * a.cap + j) * a.rec;
+        const int e = ((const moe_hdr_t *)rec)->expert;
+        const uint4 *in = (const uint4 *)(rec + MOE_HDR);
+        for (int p0 = lane(); p0 < a.packs; p0 += U * 32) {
+            uint4 x[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (p0 + u * 32 < a.packs) x[u] = in[p0 + u * 32];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (p0 + u * 32 < a.packs) store(s, j, p0 + u * 32, expert_pack(x[u], e));
         }
     }
 }
@@ -279,6 +318,57 @@ static __device__ bool wait_counts(const moe_args_t &a, const uint64_t *sig, int
     }
     if (st) report(a, st);
     return !__syncthreads_or(st != 0);
+}
+
+/* The combine's wake-up. Only the last block waits for the signals (n threads, one per word,
+ * wait_counts); it then wakes every block of the grid through that block's own wake word, one
+ * 128-byte line each, and each other block's thread 0 polls only its own word. So a signal word
+ * (in this GPU's L2, written by a peer, possibly over NVLink) has one poller, not one per block,
+ * and no L2 line has more than one: hundreds of warps spinning on one line saturate the L2 slice
+ * that holds it, and every access that maps to that slice (a share of every row the other blocks
+ * and the peers are still moving) queues behind the polls (README, "On the GPU"). Only the
+ * waiter reads the abort word (in host memory); a failure reaches the others as
+ * MOE_WAKE_FAILED. Ordering: the peers' stores -> their release of the signal -> the waiter's
+ * acquire -> __syncthreads -> release of the wake words (gpu scope: waker and pollers are blocks
+ * of one grid) -> a poller's acquire -> __syncthreads -> its block's reads: each step is
+ * cumulative, so every block sees the peers' results. */
+static __device__ __forceinline__ void st_release_gpu(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+static __device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* The last block, every thread, after wait_counts: every block's wake word := round (ok) or
+ * round | MOE_WAKE_FAILED. */
+static __device__ void wake_all(const moe_args_t &a, bool ok)
+{
+    const uint64_t v = ok ? a.round : a.round | MOE_WAKE_FAILED;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+        st_release_gpu(a.wake + (size_t)b * MOE_WAKE_STRIDE, v);
+}
+
+/* Every other block: thread 0 polls the block's wake word until it holds this round (an older
+ * round is the last launch's; a later one cannot be there yet: the next launch's waiter has not
+ * run). Returns true on every thread of the block when the waiter saw every signal, after a
+ * __syncthreads that makes the peers' data visible to every thread. */
+static __device__ bool wait_woken(const moe_args_t &a)
+{
+    __shared__ int ok;
+    if (threadIdx.x == 0) {
+        const uint64_t *w = a.wake + (size_t)blockIdx.x * MOE_WAKE_STRIDE;
+        uint64_t v;
+        while (((v = ld_acquire_gpu(w)) & ~MOE_WAKE_FAILED) < a.round) {
+        }
+        ok = v == a.round;
+        if ((v & ~MOE_WAKE_FAILED) != a.round) report(a, MOE_ERR_PROTOCOL);
+    }
+    __syncthreads();
+    return ok;
 }
 
 } /* namespace moe */
