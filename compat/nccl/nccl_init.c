@@ -127,14 +127,15 @@ ncclResult_t nccl_init_run(const nccl_init_call_t *init)
     duet_unique_id_t id;
     memcpy(id.internal, init->id.internal, sizeof id.internal);
     duet_comm_t dc = NULL;
-    duet_status_t st = duet_comm_init_rank(&dc, init->nranks, id, init->rank, NULL);
+    duet_config_t dconf = DUET_CONFIG_INIT;
+    dconf.cuda_device_current = init->device >= 0; /* NCCL: the GPU current at the init */
+    duet_status_t st = duet_comm_init_rank(&dc, init->nranks, id, init->rank, &dconf);
     if (st) return nccl_fail(nccl_from_duet(st), "%s: rank %d of %d: %s", fn, init->rank, init->nranks, duet_last_error());
     struct ncclComm *c = nccl_comm_wrap(dc, config, fn);
     if (!c) return ncclSystemError;
     if (init->device >= 0 && c->cuda_dev >= 0 && init->device != c->cuda_dev)
         DUET_LOG(WARN, INIT, "NCCL: rank %d: the current CUDA device is %d but Duet placed this rank's GPU heap "
-                 "on device %d (local rank mod devices; set DUET_CUDA_DEVICE to choose)", init->rank,
-                 init->device, c->cuda_dev);
+                 "on device %d", init->rank, init->device, c->cuda_dev);
     DUET_LOG(INFO, INIT, "NCCL: communicator %s%srank %d of %d ready (%s backend)", c->name, c->name[0] ? " " : "",
              c->rank, c->nranks, c->cuda_dev >= 0 ? "CPU + CUDA" : "CPU");
     *init->out = c;

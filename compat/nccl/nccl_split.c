@@ -76,7 +76,10 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
         st = duet_error_set(DUET_ERR_NO_MEMORY, "out of host memory");
     if (st == DUET_OK && color != NCCL_SPLIT_NOCOLOR) {
         duet_comm_t dc = NULL;
-        st = duet_comm_init_rank(&dc, members, ids[mem[0].rank], newrank, NULL);
+        duet_config_t dconf = DUET_CONFIG_INIT;
+        dconf.cuda_device_current = comm->cuda_dev >= 0; /* on the parent's GPU, as NCCL's split */
+        nccl_cuda_set_device(comm->cuda_dev);
+        st = duet_comm_init_rank(&dc, members, ids[mem[0].rank], newrank, &dconf);
         if (st == DUET_OK) {
             struct ncclComm *c = nccl_comm_wrap(dc, config, fn);
             if (!c) r = ncclSystemError;

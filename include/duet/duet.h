@@ -86,13 +86,17 @@ typedef union {
 } duet_unique_id_t;
 
 /* Options for duet_comm_init_rank(). Start from DUET_CONFIG_INIT; a zero field means
- * "take the setting from the environment" (DUET_SYMMETRIC_SIZE, DUET_BOOTSTRAP_TIMEOUT). */
+ * "take the setting from the environment" (DUET_SYMMETRIC_SIZE, DUET_BOOTSTRAP_TIMEOUT,
+ * DUET_CUDA_DEVICE). */
 typedef struct {
     size_t struct_size;          /* sizeof(duet_config_t), for forward compatibility */
     size_t symmetric_size;       /* bytes of symmetric heap per rank                  */
     double bootstrap_timeout_s;  /* bound on every bootstrap wait                     */
+    int cuda_device_current;     /* 1: this rank's GPU heap lives on the calling thread's
+                                  * current CUDA device (cudaSetDevice before the call, as
+                                  * with NCCL); 0: DUET_CUDA_DEVICE, else local rank mod GPUs */
 } duet_config_t;
-#define DUET_CONFIG_INIT { sizeof(duet_config_t), 0, 0.0 }
+#define DUET_CONFIG_INIT { sizeof(duet_config_t), 0, 0.0, 0 }
 
 /* Color for duet_comm_split() meaning "I join no new communicator". */
 #define DUET_COLOR_UNDEFINED (-1)
@@ -476,7 +480,17 @@ duet_status_t duet_recv(void *recvbuf, size_t count, duet_datatype_t datatype, i
  * collectives; collectives run in the order they were called. Sends and receives match
  * among themselves (by peer and order), apart from collectives. Bad arguments fail at the
  * call; other errors of queued calls are reported by duet_group_end(). At most 256 sends
- * and receives per communicator in one group. */
+ * and receives per communicator in one group (host buffers).
+ * GPU buffers (or a stream) work the same way: at the outermost end, per communicator, all
+ * GPU sends and receives of the group run as one schedule (one kernel), then the group's GPU
+ * collectives one after another in call order; duet_group_end() returns once they are
+ * queued. They all run on the stream of the group's first GPU call; that stream first waits
+ * for every other stream the group's calls name, and those streams then wait for the group:
+ * all streams of a group are ordered together, as in NCCL. A send to this rank itself pairs
+ * with its receive from itself (k-th with k-th, the same size) and is a device copy. On one
+ * communicator a group's calls are all host or all GPU: the call that would mix them fails
+ * with DUET_ERR_UNSUPPORTED (the group's other calls still run). Sends and receives of no
+ * elements are no-ops. */
 duet_status_t duet_group_start(void);
 duet_status_t duet_group_end(void);
 

@@ -34,9 +34,11 @@ static int reduces(duet_coll_kind_t kind)
     return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
 }
 
+/* gpu: the call runs on the CUDA backend, where a send or receive may name this rank itself
+ * (inside a group: a copy on the stream, src/cuda/duet_cuda_group.c). */
 static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, void *recvbuf,
                                 size_t count, duet_datatype_t dt, duet_op_t op, int root,
-                                duet_stream_t stream, const char *fn)
+                                duet_stream_t stream, int gpu, const char *fn)
 {
     duet_status_t st = duet_comm_check_usable(c, fn);
     if (st) return st;
@@ -46,8 +48,9 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: op %d is not a duet_op_t", fn, (int)op);
     if ((kind == DUET_COLL_BROADCAST || kind == DUET_COLL_REDUCE) && (root < 0 || root >= c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: root %d is out of range [0, %d)", fn, root, c->size);
-    if ((kind == DUET_COLL_SEND || kind == DUET_COLL_RECV) && (root < 0 || root >= c->size || root == c->rank))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)", fn, root, c->size);
+    if ((kind == DUET_COLL_SEND || kind == DUET_COLL_RECV) && (root < 0 || root >= c->size || (root == c->rank && !gpu)))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)%s", fn, root, c->size,
+                              root == c->rank ? " (a send or receive to itself: on GPU buffers, inside a group)" : "");
     /* duet_allreduce routes GPU work before it comes here (duet_cuda_coll_routes) */
     if (stream && !c->heap->gpu)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this communicator has only "
@@ -81,7 +84,7 @@ static int is_in_place(duet_coll_kind_t kind, const void *send, const void *recv
 static duet_status_t op_prepare(duet_coll_op_t *o)
 {
     duet_comm_t c = o->comm;
-    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream, o->fn);
+    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream, 0, o->fn);
     if (st) return st;
     if (!reduces(o->kind)) o->op = DUET_SUM;
     buffer_counts(o->kind, o->count, c->size, &o->send_count, &o->recv_count);
@@ -159,7 +162,7 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
 {
     duet_comm_t c = o->comm;
     duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream,
-                                  o->fn);
+                                  1, o->fn);
     if (st) return duet_error_wrap(st, o->fn);
     size_t sc, rc;
     buffer_counts(o->kind, o->count, c->size, &sc, &rc);
@@ -179,7 +182,7 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
     if (where) return submit_gpu(o, where);
     if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
         duet_status_t st = check_args(o->comm, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
-                                      o->stream, o->fn);
+                                      o->stream, 0, o->fn);
         return st ? st : duet_coll_group_add(o);
     }
     o->may_lane = 1;

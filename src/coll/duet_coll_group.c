@@ -9,9 +9,15 @@
  * time, in order, so a later collective sees the results of an earlier one. Sends and
  * receives travel on their own channels (comm->p2p): they match by peer and order among
  * themselves, as NCCL's do. The first error is returned; every queued operation is released.
+ *
+ * Calls on GPU buffers (or with a stream) are queued by the CUDA backend instead
+ * (src/cuda/duet_cuda_group.c); the outermost end queues them on the GPU first (that only
+ * launches kernels), then runs the host calls. On one communicator a group's calls are all
+ * host or all GPU: the call that would mix them fails with DUET_ERR_UNSUPPORTED.
  */
 #include <stdlib.h>
 #include "coll/duet_coll.h"
+#include "cuda/duet_cuda_coll.h"
 
 static _Thread_local int depth;
 static _Thread_local duet_coll_op_t *queue;
@@ -26,8 +32,19 @@ duet_status_t duet_group_start(void)
     return DUET_OK;
 }
 
+int duet_coll_group_holds(duet_comm_t c)
+{
+    for (int i = 0; i < queued; i++)
+        if (queue[i].comm == c) return 1;
+    return 0;
+}
+
 duet_status_t duet_coll_group_add(const duet_coll_op_t *op)
 {
+    if (duet_cuda_group_holds(op->comm))
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: host buffers in a group that already holds calls on GPU "
+                         "buffers (or with a stream) on this communicator; a group's calls on one communicator "
+                         "must be all host or all GPU", op->fn);
     if (queued == capacity) {
         int cap = capacity ? 2 * capacity : 16;
         duet_coll_op_t *q = realloc(queue, sizeof *q * (size_t)cap);
@@ -47,6 +64,7 @@ duet_status_t duet_group_end(void)
     if (depth == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: no group is open (duet_group_start first)");
     if (--depth > 0) return DUET_OK;
+    duet_status_t gpu = duet_cuda_group_end(); /* queues kernels only: before the blocking host part */
     duet_status_t st = deferred;
     /* stable partition by communicator: ops of the first communicator, then the next ... */
     for (int i = 0; i < queued && st == DUET_OK;) {
@@ -76,5 +94,5 @@ duet_status_t duet_group_end(void)
     free(queue);
     queue = NULL;
     capacity = 0;
-    return st;
+    return gpu ? gpu : st;
 }

@@ -282,7 +282,7 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
     if (st == DUET_OK) st = duet_boot_barrier(&boot);
     if (st == DUET_OK) {
         h->slots_used |= 1ull << slot;
-        st = duet_comm_build_(newcomm, &boot, root, heap_pe, slot, 0, root->tag);
+        st = duet_comm_build_(newcomm, &boot, root, heap_pe, slot, 0, root->tag, -1);
         heap_pe = NULL; /* the communicator's now (or freed on failure) */
         joined = 0;     /* so is the bootstrap */
         if (st != DUET_OK) h->slots_used &= ~(1ull << slot);

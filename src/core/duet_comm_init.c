@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,7 +72,7 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
 }
 
 duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t parent, int *heap_pe,
-                               int slot, size_t heap_size, const char *tag)
+                               int slot, size_t heap_size, const char *tag, int device)
 {
     duet_comm_t c = calloc(1, sizeof *c);
     if (!c) {
@@ -99,7 +100,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
         if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
-        if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag);
+        if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag, device);
     }
     if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
         (st = duet_coll_chan_create(c, &c->p2p)) != DUET_OK)
@@ -155,12 +156,16 @@ static duet_status_t init_rank(duet_comm_t *comm, int nranks, const duet_unique_
     const duet_cfg_t *cfg = duet_cfg();
     size_t heap_size = cfg->symmetric_size;
     double timeout = cfg->bootstrap_timeout;
+    int device = -1;
     if (config) {
         if (config->struct_size < sizeof(size_t) || config->struct_size > sizeof *config)
             return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_config_t: struct_size %zu is not valid "
                              "(start from DUET_CONFIG_INIT)", config->struct_size);
         if (config->symmetric_size) heap_size = config->symmetric_size;
         if (config->bootstrap_timeout_s > 0) timeout = config->bootstrap_timeout_s;
+        if (config->struct_size >= offsetof(duet_config_t, cuda_device_current) + sizeof(int) &&
+            config->cuda_device_current)
+            device = duet_cuda_current_device();
     }
     duet_boot_t boot;
     duet_status_t st = duet_boot_join(&boot, id, rank, nranks, timeout);
@@ -168,7 +173,7 @@ static duet_status_t init_rank(duet_comm_t *comm, int nranks, const duet_unique_
     duet_log_set_rank(rank);
     char tag[80];
     make_tag(tag, sizeof tag, id);
-    return duet_comm_build_(comm, &boot, NULL, NULL, 0, heap_size, tag);
+    return duet_comm_build_(comm, &boot, NULL, NULL, 0, heap_size, tag, device);
 }
 
 duet_status_t duet_get_unique_id(duet_unique_id_t *id) { return duet_boot_id_create(id); }

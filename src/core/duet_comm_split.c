@@ -98,7 +98,7 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
         goto out;
     }
     parent->heap->slots_used |= 1ull << slot;
-    st = duet_comm_build_(newcomm, &boot, parent, heap_pe, slot, 0, parent->tag);
+    st = duet_comm_build_(newcomm, &boot, parent, heap_pe, slot, 0, parent->tag, -1);
     heap_pe = NULL; /* owned by the communicator (or freed on failure) */
     if (st != DUET_OK) parent->heap->slots_used &= ~(1ull << slot);
 out:

@@ -16,6 +16,11 @@
  * the old stream may since have been destroyed). Calls from several threads on one
  * communicator at once are not supported (as for the CPU collectives).
  *
+ * Groups: inside duet_group_start/end a call is checked here and queued; the outermost end
+ * runs the group's sends and receives as one schedule, then its collectives in order
+ * (duet_cuda_group.c). Sends and receives use duet_cuda_coll_p2p_channels() channels at every
+ * size, in a group or not, so the two sides of a pair always cut their messages alike.
+ *
  * Algorithms: every collective runs a schedule of src/coll (ring, tree, dbtree, ... : the same
  * builders and the same tuner as on the CPU, DUET_ALGO and the TUNE log included) in the GPU
  * executor (duet_cuda_exec.c), except:
@@ -306,7 +311,9 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     g->wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
     g->cdt = g->wide ? DUET_FLOAT32 : k->dt;
     size_t es = duet_datatype_size(g->cdt), larger = k->send_count > k->recv_count ? k->send_count : k->recv_count;
-    g->nchan = duet_cuda_exec_channels(c, larger * es);
+    /* send / recv: the same channels at every size, so a pair agrees in and out of groups */
+    int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
+    g->nchan = p2p ? duet_cuda_coll_p2p_channels(c) : duet_cuda_exec_channels(c, larger * es);
     g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
                               g->wide ? 0 : k->in_place, 1};
     duet_sched_init(sched, c->rank, c->size, es);
@@ -347,20 +354,24 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     return st;
 }
 
-duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
+/* The buffers a call uses must be device memory once it is on the GPU path. */
+static duet_status_t check_device(duet_comm_t c, const duet_cuda_coll_call_t *k)
 {
-    const char *fn = k->fn;
-    if (duet_coll_group_depth() > 0)
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU buffers or a stream inside duet_group_start/end are "
-                         "not yet supported", fn);
     int sd = (k->where & DUET_CUDA_SEND_DEVICE) != 0, rd = (k->where & DUET_CUDA_RECV_DEVICE) != 0;
     int needs_send = k->kind != DUET_COLL_RECV && (k->kind != DUET_COLL_BROADCAST || c->rank == k->root);
     int needs_recv = k->kind != DUET_COLL_SEND && (k->kind != DUET_COLL_REDUCE || c->rank == k->root);
     if ((needs_send && !sd) || (needs_recv && !rd))
         return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "%s: on the GPU path (a stream, or a device buffer) the "
-                         "buffers must be device memory: sendbuf is %s, recvbuf is %s", fn,
+                         "buffers must be device memory: sendbuf is %s, recvbuf is %s", k->fn,
                          !needs_send ? "unused" : sd ? "device" : "host", !needs_recv ? "unused" : rd ? "device" : "host");
-    if (k->count == 0) return DUET_OK;
+    return DUET_OK;
+}
+
+/* One call, queued on its stream now. */
+static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
+{
+    const char *fn = k->fn;
+    int needs_recv = k->kind != DUET_COLL_SEND && (k->kind != DUET_COLL_REDUCE || c->rank == k->root);
     duet_sched_t sched;
     gpu_plan_t g;
     direct_t d;
@@ -391,6 +402,22 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
     if (st == DUET_OK) st = duet_cuda_coll_end(s, cs, fn);
     duet_sched_free(&sched);
     return st;
+}
+
+/* Checks a call; inside a group queues it (duet_cuda_group.c), else runs it now. A send or
+ * receive of no elements is a no-op whatever its buffers (as in NCCL). */
+duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
+{
+    int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
+    if (p2p && k->count == 0) return DUET_OK;
+    duet_status_t st = check_device(c, k);
+    if (st) return st;
+    if (k->count == 0) return DUET_OK;
+    if (duet_coll_group_depth() > 0) return duet_cuda_group_add(c, k);
+    if (p2p && k->root == c->rank)
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: a send or receive to this rank itself (peer %d) runs only "
+                         "inside duet_group_start/end, where it pairs with the matching call", k->fn, k->root);
+    return run_now(c, k);
 }
 
 duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *k, char *algo, size_t len,

@@ -41,8 +41,20 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
  * the call uses are device memory, picks the algorithm (DUET_ALGO, TUNE log) and launches;
  * returns once the kernels are queued. The first call on a communicator is collective in a
  * stronger sense: it allocates the symmetric scratch (duet_malloc_device) and ends with a host
- * barrier; so does the first call that needs the schedule executor. */
+ * barrier; so does the first call that needs the schedule executor. Inside a group the call is
+ * checked and queued (duet_cuda_group_add); a send / recv to this rank itself only runs there. */
 duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call);
+/* Groups (duet_cuda_group.c). Queues a checked call of a group (count > 0); a communicator's
+ * calls in one group are all host or all GPU (DUET_ERR_UNSUPPORTED otherwise, naming the
+ * call). */
+duet_status_t duet_cuda_group_add(duet_comm_t c, const duet_cuda_coll_call_t *call);
+/* Whether this thread's open group holds GPU calls on c. */
+int duet_cuda_group_holds(duet_comm_t c);
+/* At the outermost duet_group_end: runs and releases this thread's queued GPU calls (see
+ * duet_cuda_group.c for the order and the streams). The first error is returned. */
+duet_status_t duet_cuda_group_end(void);
+/* Channels of every GPU send / receive on c (in a group or not): the same for all sizes. */
+int duet_cuda_coll_p2p_channels(duet_comm_t c);
 /* The tuner's alpha-beta model of the GPU executor. */
 duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
 /* The device memory traffic of this rank's part of `call` (its buffers are not touched),
@@ -77,5 +89,11 @@ static inline duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_
     return duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: this Duet is built without CUDA");
 }
 static inline void duet_cuda_coll_release(void *state) { (void)state; }
+static inline int duet_cuda_group_holds(duet_comm_t c)
+{
+    (void)c;
+    return 0;
+}
+static inline duet_status_t duet_cuda_group_end(void) { return DUET_OK; }
 #endif
 #endif

@@ -58,7 +58,7 @@ static int cuda_off(void)
 }
 
 /* Picks and sets up my device; tries the VMM allocation. Fills mine->gpu/why/status. */
-static void probe(gpu_info_t *mine, local_t *loc, int local_rank)
+static void probe(gpu_info_t *mine, local_t *loc, int local_rank, int device)
 {
     int count = 0;
     if (cuda_off()) {
@@ -71,11 +71,12 @@ static void probe(gpu_info_t *mine, local_t *loc, int local_rank)
         snprintf(mine->why, sizeof mine->why, "%s", err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device");
         return;
     }
-    long want = duet_cfg()->cuda_device;
+    long want = device >= 0 ? device : duet_cfg()->cuda_device;
     int dev = want >= 0 ? (int)want : local_rank % count;
     if (want >= count) {
-        mine->status = DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU heap: DUET_CUDA_DEVICE=%ld but only %d "
-                                 "device(s) are visible", want, count);
+        mine->status = DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU heap: device %ld asked for (%s) but only %d "
+                                 "device(s) are visible", want, device >= 0 ? "the communicator's config" :
+                                 "DUET_CUDA_DEVICE", count);
         return;
     }
     mine->gpu = 1;
@@ -258,13 +259,13 @@ void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
 
 /* Steps 2 and 3 above, once the local ranks are known. */
 static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, const uint8_t *local,
-                           const int32_t *pids, int local_rank)
+                           const int32_t *pids, int local_rank, int device)
 {
     int n = b->nranks, me = b->rank;
     gpu_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)n);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     local_t loc = {0, 0, -1};
-    probe(&mine, &loc, local_rank);
+    probe(&mine, &loc, local_rank, device);
     duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
     int gpus = 0, vmms = 0;
     for (int r = 0; !st && r < n; r++) {
@@ -339,7 +340,17 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
     return DUET_OK;
 }
 
-duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag)
+int duet_cuda_current_device(void)
+{
+    int count = 0, dev = -1;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0 || cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return dev;
+}
+
+duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device)
 {
     h->gpu = NULL;
     int n = b->nranks;
@@ -355,7 +366,7 @@ duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *
         pids[r] = all[r].pid;
         if (r < b->rank && local[r]) local_rank++;
     }
-    if (!st) st = build(h, b, tag, local, pids, local_rank);
+    if (!st) st = build(h, b, tag, local, pids, local_rank, device);
     free(all);
     free(local);
     free(pids);

@@ -30,8 +30,11 @@ typedef struct duet_cuda_comm duet_cuda_comm_t;
 
 #ifdef DUET_HAVE_CUDA
 /* Collective over the root communicator's bootstrap: creates h->gpu, or leaves it NULL (and
- * returns DUET_OK) when some rank has no GPU or DUET_CUDA=off. */
-duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag);
+ * returns DUET_OK) when some rank has no GPU or DUET_CUDA=off. device >= 0: this rank's GPU;
+ * -1: DUET_CUDA_DEVICE, else the local rank mod the GPU count. */
+duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device);
+/* The calling thread's current CUDA device, or -1 (no GPU, no CUDA backend). */
+int duet_cuda_current_device(void);
 /* Unmaps and frees everything (after the communicator's closing barrier). NULL is a no-op. */
 void duet_cuda_heap_destroy(duet_cuda_heap_t *g);
 /* 1 when p lies in my part's user heap. */
@@ -48,13 +51,15 @@ duet_status_t duet_cuda_heap_slot_reset(duet_cuda_heap_t *g, int slot);
 /* Frees a communicator's device handle state (duet_device_comm_get). NULL is a no-op. */
 void duet_cuda_comm_release(duet_cuda_comm_t *cc);
 #else
-static inline duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag)
+static inline duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device)
 {
     (void)b;
     (void)tag;
+    (void)device;
     h->gpu = NULL;
     return DUET_OK;
 }
+static inline int duet_cuda_current_device(void) { return -1; }
 static inline void duet_cuda_heap_destroy(duet_cuda_heap_t *g) { (void)g; }
 static inline int duet_cuda_heap_owns(const duet_cuda_heap_t *g, const void *p) { (void)g; (void)p; return 0; }
 static inline duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, size_t size, void **out, const char *fn)

@@ -352,7 +352,12 @@ static int split_and_memory(ncclComm_t comm, int me, int n)
 static int rank_main(int me, int n, ncclUniqueId id, void *arg)
 {
     (void)arg;
+    int want_dev = -1;
 #ifdef NCCL_TEST_DEVICE
+    int ndev = 0; /* as NCCL programs do: a GPU per rank, chosen before the init */
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) return FAIL("no CUDA device"), 1;
+    want_dev = me % ndev;
+    if (cudaSetDevice(want_dev) != cudaSuccess) return FAIL("cudaSetDevice(%d)", want_dev), 1;
     if (cudaStreamCreate(&nt_stream) != cudaSuccess) return FAIL("cudaStreamCreate"), 1;
 #endif
     int version = 0;
@@ -368,7 +373,8 @@ static int rank_main(int me, int n, ncclUniqueId id, void *arg)
     NCCL_OK(ncclCommUserRank(comm, &rk));
     NCCL_OK(ncclCommCuDevice(comm, &dev));
     EXPECT(cnt == n && rk == me, "count %d rank %d", cnt, rk);
-    EXPECT(NT_DEVICE ? dev >= 0 : dev >= -1, "ncclCommCuDevice: %d", dev);
+    EXPECT(NT_DEVICE ? dev == want_dev : dev >= -1, "ncclCommCuDevice: %d, want %d (the device current at the init)",
+           dev, want_dev);
     if (collectives(comm, me, n)) return 1;
     if (!NT_DEVICE && point_to_point(comm, me, n)) return 1;
     if (errors(comm, me, n)) return 1;
