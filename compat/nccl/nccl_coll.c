@@ -86,12 +86,6 @@ ncclResult_t nccl_call_prepare(nccl_call_t *c)
     if (c->device && c->comm->cuda_dev < 0)
         return nccl_fail(ncclInvalidUsage, "%s: device buffers, but this communicator has no GPU heap (not every "
                          "rank has a GPU, or DUET_CUDA=off): it runs on host buffers only", c->fn);
-    if (c->device && !nccl_op_builtin(c->nccl_op) && reduces(c->kind))
-        return nccl_fail(ncclInvalidUsage, "%s: ncclRedOpCreatePreMulSum operations run on host buffers only in "
-                         "Duet (no scaling kernel yet); scale the input, then use ncclSum", c->fn);
-    if (c->device && (c->kind == NCCL_CALL_GATHER || c->kind == NCCL_CALL_SCATTER))
-        return nccl_fail(ncclInvalidUsage, "%s: on device buffers this needs grouped send/recv, which Duet's CUDA "
-                         "backend does not run yet; host buffers work", c->fn);
     return ncclSuccess;
 }
 

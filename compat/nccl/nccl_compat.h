@@ -103,9 +103,19 @@ typedef struct {
     int root;                /* root, or the peer of a send / receive */
     cudaStream_t stream;
     int device;              /* 1: device buffers (Duet's CUDA backend); 0: host buffers */
-    void *temp;              /* a host copy of the input this layer made (PreMulSum scaling,
+    void *temp;              /* a copy of the input this layer made (PreMulSum scaling,
                               * in-place all-to-all): the send buffer then; freed after     */
+    int temp_kind;           /* what temp is: NCCL_TEMP_HOST (malloc), NCCL_TEMP_DEVICE_ASYNC
+                              * (cudaMallocAsync on stream), NCCL_TEMP_DEVICE (cudaMalloc)  */
+    int mate;                /* a send to self on device buffers: 1 + the index of its receive
+                              * in the batch being run (nccl_run.c issues the two together),
+                              * -1 when it sends a buffer onto itself (nothing to do)       */
 } nccl_call_t;
+
+enum { NCCL_TEMP_HOST, NCCL_TEMP_DEVICE_ASYNC, NCCL_TEMP_DEVICE };
+/* Frees call->temp as it was made (a device one in stream order, after the work enqueued on
+ * call->stream so far) and clears it. */
+void nccl_call_free_temp(nccl_call_t *call);
 
 /* Checks a call's arguments and completes it (types, operation, where the buffers lie):
  * ncclSuccess or the error raised. Then nccl_call_submit runs it now, or queues it in the
@@ -121,7 +131,8 @@ duet_status_t nccl_call_issue(nccl_call_t *call);
 /* The parts of a gather / scatter done locally (the root's own block), nccl_gather.c. */
 duet_status_t nccl_gather_issue(nccl_call_t *call);
 /* PreMulSum (nccl_redop.c): for a call with a created op, the scaled copy of its input in
- * call->temp and call->op = DUET_SUM; ncclSuccess for other calls. */
+ * call->temp (host buffers: made now; device buffers: a scratch buffer and the scaling kernel
+ * enqueued on call->stream) and call->op = DUET_SUM; ncclSuccess for other calls. */
 ncclResult_t nccl_redop_apply(nccl_call_t *call);
 /* 1 when op is a built-in operation (sum, prod, max, min, avg). */
 static inline int nccl_op_builtin(ncclRedOp_t op) { return (int)op >= 0 && (int)op < (int)ncclNumOps; }
@@ -156,6 +167,22 @@ ncclResult_t nccl_cuda_malloc(void **ptr, size_t size);
 ncclResult_t nccl_cuda_free(void *ptr);
 /* Copies bytes from device memory to host memory (the PreMulSum scalar). */
 ncclResult_t nccl_cuda_copy_to_host(void *dst, const void *src, size_t bytes);
+/* 1 when the GPU can read p (device, managed, or registered / pinned host memory), with the
+ * address the GPU reads it at in *devptr; 0 for pageable host memory. */
+int nccl_cuda_device_readable(const void *p, const void **devptr);
+/* A device scratch buffer of bytes in stream order (cudaMallocAsync; cudaMalloc where the
+ * device has no memory pools): *kind says which (NCCL_TEMP_DEVICE_ASYNC / NCCL_TEMP_DEVICE). */
+ncclResult_t nccl_cuda_scratch_alloc(void **ptr, size_t bytes, cudaStream_t stream, int *kind, const char *fn);
+/* Frees such a buffer after the work enqueued on stream so far (cudaFreeAsync), or (cudaMalloc'd)
+ * with cudaFree, which waits for the device. */
+void nccl_cuda_scratch_free(void *ptr, cudaStream_t stream, int kind);
+/* Enqueues a device-to-device copy of bytes on stream. */
+ncclResult_t nccl_cuda_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream, const char *fn);
+/* Enqueues dst[i] = src[i] * scalar (i < n, Duet datatype dt) on stream (nccl_scale.cu): the
+ * scalar is *scalar_dev read by the GPU when the kernel runs, or, with scalar_dev NULL, the
+ * bytes of scalar_imm. */
+ncclResult_t nccl_cuda_scale(duet_datatype_t dt, void *dst, const void *src, size_t n, const void *scalar_dev,
+                             const unsigned char scalar_imm[8], cudaStream_t stream, const char *fn);
 
 /* ---- environment (nccl_env.c) --------------------------------------------------------------- */
 /* NCCL_DEBUG / NCCL_ALGO / NCCL_PROTO... as Duet's settings; once, before Duet reads its own. */

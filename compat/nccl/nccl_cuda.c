@@ -1,8 +1,10 @@
 /*
  * The few CUDA runtime calls the NCCL layer makes itself: where a buffer lies (host buffers
  * go to Duet's CPU backend, device buffers to its CUDA backend), the current device, stream
- * synchronization before a host-buffer call, ncclMemAlloc's cudaMalloc. Without the CUDA
- * backend every buffer is host memory and the rest reports that there is no CUDA.
+ * synchronization before a host-buffer call, ncclMemAlloc's cudaMalloc, and PreMulSum on
+ * device buffers (a stream-ordered scratch buffer and the scaling kernel of nccl_scale.cu).
+ * The library links the static CUDA runtime as Duet's core does. Without the CUDA backend
+ * every buffer is host memory and the rest reports that there is no CUDA.
  */
 #include "nccl_compat.h"
 
@@ -67,6 +69,69 @@ ncclResult_t nccl_cuda_copy_to_host(void *dst, const void *src, size_t bytes)
     return ncclSuccess;
 }
 
+int nccl_cuda_device_readable(const void *p, const void **devptr)
+{
+    *devptr = NULL;
+    if (!p || !duet_cuda_available()) return 0;
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged) *devptr = p;
+    else if (at.type == cudaMemoryTypeHost && at.devicePointer) *devptr = at.devicePointer; /* pinned, mapped */
+    return *devptr != NULL;
+}
+
+ncclResult_t nccl_cuda_scratch_alloc(void **ptr, size_t bytes, cudaStream_t stream, int *kind, const char *fn)
+{
+    cudaError_t e = cudaMallocAsync(ptr, bytes, stream);
+    if (e == cudaSuccess) {
+        *kind = NCCL_TEMP_DEVICE_ASYNC;
+        return ncclSuccess;
+    }
+    cudaGetLastError();
+    if (e != cudaErrorNotSupported && e != cudaErrorInvalidValue) /* no memory pools: cudaMalloc instead */
+        return nccl_fail(ncclUnhandledCudaError, "%s: cudaMallocAsync(%zu) for the scaled input: %s", fn, bytes,
+                         cudaGetErrorString(e));
+    if ((e = cudaMalloc(ptr, bytes)) != cudaSuccess) {
+        cudaGetLastError();
+        return nccl_fail(ncclUnhandledCudaError, "%s: cudaMalloc(%zu) for the scaled input: %s", fn, bytes,
+                         cudaGetErrorString(e));
+    }
+    *kind = NCCL_TEMP_DEVICE;
+    return ncclSuccess;
+}
+
+void nccl_cuda_scratch_free(void *ptr, cudaStream_t stream, int kind)
+{
+    if (!ptr) return;
+    if (kind == NCCL_TEMP_DEVICE_ASYNC ? cudaFreeAsync(ptr, stream) != cudaSuccess : cudaFree(ptr) != cudaSuccess)
+        cudaGetLastError(); /* nothing to report it to: the call's result is already decided */
+}
+
+ncclResult_t nccl_cuda_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream, const char *fn)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return nccl_fail(ncclUnhandledCudaError, "%s: copying the input in place: %s", fn, cudaGetErrorString(e));
+    }
+    return ncclSuccess;
+}
+
+int nccl_scale_launch(int dt, void *dst, const void *src, size_t n, const void *scalar_dev,
+                      const unsigned char *scalar_imm, void *stream); /* nccl_scale.cu */
+
+ncclResult_t nccl_cuda_scale(duet_datatype_t dt, void *dst, const void *src, size_t n, const void *scalar_dev,
+                             const unsigned char scalar_imm[8], cudaStream_t stream, const char *fn)
+{
+    cudaError_t e = (cudaError_t)nccl_scale_launch((int)dt, dst, src, n, scalar_dev, scalar_imm, stream);
+    if (e != cudaSuccess)
+        return nccl_fail(ncclUnhandledCudaError, "%s: the PreMulSum scaling kernel: %s", fn, cudaGetErrorString(e));
+    return ncclSuccess;
+}
+
 #else /* no CUDA backend: every buffer is host memory */
 
 int nccl_cuda_is_device_ptr(const void *p)
@@ -98,5 +163,28 @@ ncclResult_t nccl_cuda_copy_to_host(void *dst, const void *src, size_t bytes)
     (void)src;
     (void)bytes;
     return nccl_fail(ncclInvalidUsage, "a device PreMulSum scalar: this Duet is built without CUDA");
+}
+int nccl_cuda_device_readable(const void *p, const void **devptr)
+{
+    (void)p;
+    *devptr = NULL;
+    return 0;
+}
+ncclResult_t nccl_cuda_scratch_alloc(void **ptr, size_t bytes, cudaStream_t stream, int *kind, const char *fn)
+{
+    (void)ptr, (void)stream, (void)kind;
+    return nccl_fail(ncclInvalidUsage, "%s: a %zu-byte device buffer: this Duet is built without CUDA", fn, bytes);
+}
+void nccl_cuda_scratch_free(void *ptr, cudaStream_t stream, int kind) { (void)ptr, (void)stream, (void)kind; }
+ncclResult_t nccl_cuda_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream, const char *fn)
+{
+    (void)dst, (void)src, (void)bytes, (void)stream;
+    return nccl_fail(ncclInvalidUsage, "%s: device buffers: this Duet is built without CUDA", fn);
+}
+ncclResult_t nccl_cuda_scale(duet_datatype_t dt, void *dst, const void *src, size_t n, const void *scalar_dev,
+                             const unsigned char scalar_imm[8], cudaStream_t stream, const char *fn)
+{
+    (void)dt, (void)dst, (void)src, (void)n, (void)scalar_dev, (void)scalar_imm, (void)stream;
+    return nccl_fail(ncclInvalidUsage, "%s: device buffers: this Duet is built without CUDA", fn);
 }
 #endif

@@ -151,7 +151,7 @@ ncclResult_t nccl_clique_free(struct ncclComm *comm, const char *fn)
 
 static void release_queues(void)
 {
-    for (int i = 0; i < ncalls; i++) free(calls[i].temp);
+    for (int i = 0; i < ncalls; i++) nccl_call_free_temp(&calls[i]);
     free(calls), free(inits);
     calls = NULL, inits = NULL;
     ncalls = calls_cap = ninits = inits_cap = 0;

@@ -1,10 +1,16 @@
 /*
  * ncclRedOpCreatePreMulSum / ncclRedOpDestroy, and how a call with such an operation runs:
  * each rank multiplies its input by the scalar, then the values are summed. Duet has no
- * pre-multiplying reduction, so on host buffers this layer scales a copy of the input (in
- * the call's own type: integers wrap, fp16 / bf16 are scaled in fp32 and rounded once) and
- * runs Duet's sum on the copy. Device buffers are refused (nccl_coll.c): that needs a
- * scaling kernel.
+ * pre-multiplying reduction, so this layer scales a copy of the input and runs Duet's sum on
+ * the copy:
+ *   - host buffers: a malloc'd copy scaled here (integers wrap, fp16 / bf16 are scaled in
+ *     fp32 and rounded once); an ncclScalarDevice scalar is read at the call (from device
+ *     memory when it is there: the call is synchronous anyway);
+ *   - device buffers: a scratch buffer from cudaMallocAsync on the call's stream, the scaling
+ *     kernel (nccl_scale.cu, the same arithmetic) on that stream, then the sum, then
+ *     cudaFreeAsync on the stream: all in stream order, no host synchronization. An
+ *     ncclScalarDevice scalar in device-readable memory (device, managed, pinned host) is read
+ *     by the kernel when it runs, as in NCCL; one in pageable host memory is read at the call.
  *
  * An operation is a slot of the communicator's table; its ncclRedOp_t is ncclNumOps + slot.
  */
@@ -113,12 +119,24 @@ ncclResult_t nccl_redop_apply(nccl_call_t *c)
     size_t elem = duet_datatype_size(c->dt);
     size_t n = c->kind == NCCL_CALL_REDUCE_SCATTER ? c->count * (size_t)c->comm->nranks : c->count;
     if (n == 0) return ncclSuccess;
-    unsigned char k[8];
+    unsigned char k[8] = {0};
+    if (c->device) {
+        const void *kdev = NULL;
+        if (o->residence == ncclScalarHostImmediate) memcpy(k, o->value, elem);
+        else if (!nccl_cuda_device_readable(o->ptr, &kdev)) memcpy(k, o->ptr, elem); /* pageable: read now */
+        ncclResult_t r = nccl_cuda_scratch_alloc(&c->temp, n * elem, c->stream, &c->temp_kind, c->fn);
+        if (r) {
+            c->temp = NULL;
+            return r;
+        }
+        return nccl_cuda_scale(c->dt, c->temp, c->send, n, kdev, k, c->stream, c->fn);
+    }
     if (o->residence == ncclScalarHostImmediate) memcpy(k, o->value, elem);
     else if (nccl_cuda_is_device_ptr(o->ptr)) {
         ncclResult_t r = nccl_cuda_copy_to_host(k, o->ptr, elem);
         if (r) return r;
     } else memcpy(k, o->ptr, elem);
+    c->temp_kind = NCCL_TEMP_HOST;
     if (!(c->temp = malloc(n * elem)))
         return nccl_fail(ncclSystemError, "%s: out of host memory for the scaled copy (%zu bytes)", c->fn, n * elem);
     scale(c->dt, c->temp, c->send, n, k);

@@ -10,7 +10,8 @@
 void start_pes(int npes)
 {
     (void)npes; /* the launcher decides the number of PEs */
-    shmem_init();
+    if (shm_g.initialized) return; /* 1.3: later calls are ignored */
+    shmem_init();                  /* finalized at exit if the program never calls it (shmem_setup.c) */
 }
 
 int _my_pe(void) { return shmem_my_pe(); }

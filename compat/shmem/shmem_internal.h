@@ -27,6 +27,7 @@ struct duet_shmem_team {
     shmem_team_config_t config;
     long config_mask;
     int predefined;          /* SHMEM_TEAM_WORLD / SHARED: never destroyed by the user */
+    struct duet_shmem_team *next; /* the list of live teams (shmem_team.c) */
 };
 
 struct duet_shmem_ctx {
@@ -111,12 +112,30 @@ SHM_HIDDEN void shm_strided(shmem_ctx_t ctx, int is_put, void *dest, const void 
                             size_t nelems, size_t es, int pe, const char *fn);
 
 /* ---- the poll loop of waits on static data and of locks (shmem_sync.c): spin, then yield,
- * then short sleeps; checks the world's health so a dead peer or a global exit ends it. */
+ * then short sleeps; every 64 turns it checks the world's health (a dead peer, a revoked
+ * world, a peer's shmem_global_exit end it) and the deadline (DUET_WAIT_TIMEOUT seconds, as
+ * Duet's own waits; 0: none). Either ends the process with a message naming the call, the
+ * address and what it waited for. The same description names heap waits that Duet failed. */
+enum { SHM_WAIT_IVARS, SHM_WAIT_SIGNAL, SHM_WAIT_LOCK };
+enum { SHM_MODE_ALL, SHM_MODE_ANY, SHM_MODE_SOME };
 typedef struct {
     unsigned long turns;
-    const char *fn;
+    const char *fn;          /* the call */
+    const void *addr;        /* what it waits on */
+    int kind;                /* SHM_WAIT_* */
+    const char *tname;       /* C type of the ivars ("long") */
+    size_t n;                /* ivars */
+    int cmp, mode, vector, is_signed;
+    unsigned long long value; /* compared against (ivars, signal), or the ticket (lock) */
+    uint64_t start_ns, deadline_ns;
 } shm_poll_t;
 SHM_HIDDEN void shm_poll_turn(shm_poll_t *p);
+/* "the long at 0x... (static data) to become == 5" */
+SHM_HIDDEN void shm_poll_describe(const shm_poll_t *p, char *buf, size_t len);
+/* a wait Duet's core returned `st` from: one line naming the call and what it waited for */
+SHM_HIDDEN __attribute__((noreturn)) void shm_wait_fail(const shm_poll_t *p, duet_status_t st);
+/* DUET_WAIT_TIMEOUT in seconds (default 300; 0: no bound), read once */
+SHM_HIDDEN double shm_wait_timeout(void);
 
 /* ---- reductions (shmem_reduce.c): the combine step of each (type, op), for the fallback of
  * the team reductions and for the active-set *_to_all */
@@ -136,6 +155,9 @@ typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);
         const T *b = in;                                                                           \
         for (size_t i = 0; i < n; i++) a[i] = (T)SHM_OP_##OP(a[i], b[i]);                          \
     }
+
+/* ---- teams (shmem_team.c): destroy those still alive, newest first (shmem_finalize) */
+SHM_HIDDEN void shm_team_destroy_all(void);
 
 /* ---- memory (shmem_mem.c) */
 SHM_HIDDEN void shm_mem_forget_all(void);

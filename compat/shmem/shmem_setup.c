@@ -7,7 +7,20 @@
  * of Duet exists yet, so nothing writes it while it moves), then duet_init() builds the world,
  * then the peers' segments are mapped, then a small internal symmetric block (the global-exit
  * word, scratch for active-set collectives) is allocated. Calls are counted: every
- * shmem_init needs a shmem_finalize, the last one tears down.
+ * shmem_init needs a shmem_finalize, the last one tears down (teams the program left alive
+ * included).
+ *
+ * Exit without shmem_finalize. OpenSHMEM 1.5 requires it after shmem_init, but 1.3-era
+ * programs (start_pes, which had no finalize: "an implicit shmem_finalize at the end of
+ * main") and careless ones simply return from main. An on_exit handler, registered by the
+ * first shmem_init, finalizes what is left: on exit status 0, with the world still sound, it
+ * is the collective shmem_finalize (every PE returning from main meets the others there, so
+ * none leaves while a peer still reads its memory); on a non-zero status, or a world with a
+ * dead PE or revoked, it does nothing collective, so a PE that exits on an error never waits
+ * for peers that are not coming (duetrun / the failure detector then tell the others).
+ * Nothing can leak either way: the heap's /dev/shm names are unlinked as soon as every PE has
+ * mapped them (shmem_init), and static data lives in a memfd, so the kernel frees both with
+ * the last process that maps them. _exit (shmem_global_exit, loud failures) skips the handler.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,9 +77,20 @@ static void setup_team(struct duet_shmem_team *t, duet_comm_t comm)
     t->world_pe = NULL;
 }
 
+static void finalize_at_exit(int status, void *arg)
+{
+    (void)arg;
+    if (shm_g.initialized == 0) return;
+    if (status != 0 || duet_comm_status(shm_g.world) != DUET_OK) return; /* no collective: just leave */
+    shm_g.initialized = 1; /* every unmatched shmem_init at once */
+    shmem_finalize();
+}
+
 void shmem_init(void)
 {
+    static int handler;
     if (shm_g.initialized++) return;
+    if (!handler++) on_exit(finalize_at_exit, NULL);
     shm_static_prepare();
     shm_check(duet_init(), "shmem_init");
     shm_g.world = duet_comm_world();
@@ -105,6 +129,7 @@ void shmem_finalize(void)
     if (shm_g.initialized == 0) return;
     if (--shm_g.initialized > 0) return;
     shm_check(duet_barrier_all(), "shmem_finalize");
+    shm_team_destroy_all(); /* "releases all resources": the teams the program did not destroy */
     duet_free(shm_g.world, (void *)shm_g.exit_word);
     shm_g.exit_word = NULL;
     shm_g.scratch = NULL;

@@ -6,12 +6,99 @@
  * ivars in the symmetric heap: Duet's duet_wait_until_* / duet_test_* (its wait loop sleeps
  * on the doorbell a put rings). ivars in static data: one scanner per type here, polled by
  * shm_poll_turn (spin, yield, then 20 us sleeps; every 64 turns it looks at the world's
- * health, so a dead peer or a peer's shmem_global_exit ends the wait).
+ * health, so a dead peer, a revoked world or a peer's shmem_global_exit ends the wait, and at
+ * the deadline, DUET_WAIT_TIMEOUT seconds after the wait began). Every way a wait fails, heap
+ * or static, prints the call, the address and what it waited for (shm_poll_describe).
  */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "shmem_internal.h"
+
+/* ---- the bound: Duet's DUET_WAIT_TIMEOUT (src/util: SECS, default 300, 0 = wait forever;
+ * an invalid value means the default, as Duet reads it). Duet has no public call that gives
+ * its configured value, so this reads the same variable the same way. */
+static double timeout_s_ = 300;
+static pthread_once_t timeout_once_ = PTHREAD_ONCE_INIT;
+static void read_timeout(void)
+{
+    const char *t = getenv("DUET_WAIT_TIMEOUT");
+    if (!t) return;
+    char *end;
+    errno = 0;
+    double v = strtod(t, &end);
+    if (end != t && !errno && *end == '\0' && v >= 0 && !isinf(v)) timeout_s_ = v;
+}
+double shm_wait_timeout(void)
+{
+    pthread_once(&timeout_once_, read_timeout);
+    return timeout_s_;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *cmp_text(int cmp)
+{
+    static const char *const t[] = {"==", "!=", ">", ">=", "<", "<="};
+    return cmp >= SHMEM_CMP_EQ && cmp <= SHMEM_CMP_LE ? t[cmp] : "?";
+}
+
+void shm_poll_describe(const shm_poll_t *p, char *buf, size_t len)
+{
+    int range;
+    size_t off;
+    const char *where = shm_static_lookup(p->addr, 1, &range, &off) ? "static data" : "symmetric heap";
+    char val[32];
+    if (p->is_signed) snprintf(val, sizeof val, "%lld", (long long)p->value);
+    else snprintf(val, sizeof val, "%llu", p->value);
+    switch (p->kind) {
+    case SHM_WAIT_LOCK:
+        snprintf(buf, len, "the lock at %p (%s, PE 0's copy) to serve ticket %llu", p->addr, where, p->value);
+        return;
+    case SHM_WAIT_SIGNAL:
+        snprintf(buf, len, "the signal at %p (%s) to become %s %s", p->addr, where, cmp_text(p->cmp), val);
+        return;
+    default: break;
+    }
+    if (p->n == 1 && !p->vector) {
+        snprintf(buf, len, "the %s at %p (%s) to become %s %s", p->tname, p->addr, where, cmp_text(p->cmp), val);
+        return;
+    }
+    static const char *const mode[] = {"all", "any", "some"};
+    if (p->vector)
+        snprintf(buf, len, "%s of %zu %s ivars at %p (%s) to compare %s their cmp_values", mode[p->mode], p->n,
+                 p->tname, p->addr, where, cmp_text(p->cmp));
+    else
+        snprintf(buf, len, "%s of %zu %s ivars at %p (%s) to become %s %s", mode[p->mode], p->n, p->tname, p->addr,
+                 where, cmp_text(p->cmp), val);
+}
+
+void shm_wait_fail(const shm_poll_t *p, duet_status_t st)
+{
+    char what[256], dead[128] = "", why[512];
+    shm_exit_if_asked();
+    snprintf(why, sizeof why, "%s", duet_last_error()); /* before other calls replace it */
+    shm_poll_describe(p, what, sizeof what);
+    int failed[8], nfailed = 0;
+    if (st == DUET_ERR_PEER_FAILED && duet_comm_get_failed(shm_g.world, failed, 8, &nfailed) == DUET_OK &&
+        nfailed > 0) { /* "PE 3 died: " / "PEs 2, 5 died: " */
+        size_t at = (size_t)snprintf(dead, sizeof dead, "PE%s", nfailed > 1 ? "s" : "");
+        for (int i = 0; i < nfailed && i < 8 && at < sizeof dead; i++)
+            at += (size_t)snprintf(dead + at, sizeof dead - at, "%s %d", i ? "," : "", failed[i]);
+        if (at < sizeof dead) snprintf(dead + at, sizeof dead - at, "%s died: ", nfailed > 8 ? ", ..." : "");
+    }
+    shm_die(p->fn, "waiting for %s: %s%s (%s)", what, dead, why, duet_status_str(st));
+}
 
 void shm_poll_turn(shm_poll_t *p)
 {
@@ -29,7 +116,18 @@ void shm_poll_turn(shm_poll_t *p)
     if ((p->turns & 63) == 0) {
         shm_exit_if_asked();
         duet_status_t st = duet_comm_status(shm_g.world);
-        if (st != DUET_OK) shm_fail(p->fn, st);
+        if (st != DUET_OK) shm_wait_fail(p, st);
+        uint64_t now = now_ns();
+        if (p->start_ns == 0) {
+            double t = shm_wait_timeout();
+            p->start_ns = now;
+            p->deadline_ns = t > 0 && t < 1e9 ? now + (uint64_t)(t * 1e9) : UINT64_MAX;
+        } else if (now >= p->deadline_ns) {
+            char what[256];
+            shm_poll_describe(p, what, sizeof what);
+            shm_die(p->fn, "timed out after %.1f s (DUET_WAIT_TIMEOUT=%g) waiting for %s",
+                    (double)(now - p->start_ns) * 1e-9, shm_wait_timeout(), what);
+        }
     }
 }
 
@@ -47,7 +145,11 @@ static int is_static(const void *ivars, size_t bytes, const char *fn)
     return bytes && shm_static_find(ivars, bytes, fn, &range, &off);
 }
 
-enum { MODE_ALL, MODE_ANY, MODE_SOME };
+/* the description of a wait on n ivars of type T (N its TYPENAME) */
+#define SHM_POLL_OF_(T, N, fn_, iv, n_, cmp_, mode_, vec_, val_)                                   \
+    (shm_poll_t){.fn = (fn_), .addr = (iv), .kind = SHM_WAIT_IVARS, .tname = #N, .n = (n_),        \
+                 .cmp = (cmp_), .mode = (mode_), .vector = (vec_), .is_signed = (T)-1 < (T)1,       \
+                 .value = (unsigned long long)(val_)}
 
 /* One scan: how many included elements compare true (indices of those into `indices` when
  * given), the first of them, and how many are included. */
@@ -69,7 +171,7 @@ enum { MODE_ALL, MODE_ANY, MODE_SOME };
                            size_t *indices, int mode, int wait, size_t *first, size_t *included,   \
                            const char *fn)                                                         \
     {                                                                                              \
-        shm_poll_t p = {0, fn};                                                                    \
+        shm_poll_t p = SHM_POLL_OF_(T, N, fn, iv, n, cmp, mode, values != NULL, value);            \
         for (;;) {                                                                                 \
             size_t sat = 0, inc = 0;                                                               \
             *first = SIZE_MAX;                                                                     \
@@ -88,7 +190,18 @@ enum { MODE_ALL, MODE_ANY, MODE_SOME };
             if (done || !wait) return sat;                                                         \
             shm_poll_turn(&p);                                                                     \
         }                                                                                          \
+    }                                                                                              \
+    /* a heap wait Duet failed */                                                                  \
+    static void heap_fail_##N(T *iv, size_t n, int cmp, int mode, const T *values, T value,         \
+                              duet_status_t st, const char *fn)                                    \
+    {                                                                                              \
+        if (st == DUET_OK) return;                                                                 \
+        shm_poll_t p = SHM_POLL_OF_(T, N, fn, iv, n, cmp, mode, values != NULL, value);            \
+        shm_wait_fail(&p, st);                                                                     \
     }
+#define MODE_ALL SHM_MODE_ALL
+#define MODE_ANY SHM_MODE_ANY
+#define MODE_SOME SHM_MODE_SOME
 SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
 
 /* Each form: static -> poll_<N>, heap -> Duet. W is the world communicator. */
@@ -100,7 +213,7 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         size_t first, inc;                                                                         \
         check_cmp(cmp, fn);                                                                        \
         if (is_static(ivar, sizeof(T), fn)) poll_##N(ivar, 1, NULL, cmp, v, NULL, NULL, MODE_ALL, 1, &first, &inc, fn); \
-        else shm_check(duet_wait_until_##N(W, ivar, cmp, v), fn);                                 \
+        else heap_fail_##N(ivar, 1, cmp, MODE_ALL, NULL, v, duet_wait_until_##N(W, ivar, cmp, v), fn);                                 \
     }                                                                                              \
     int shmem_##N##_test(T *ivar, int cmp, T v)                                                    \
     {                                                                                              \
@@ -125,7 +238,7 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         check_cmp(cmp, fn);                                                                        \
         if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
             poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ALL, 1, &first, &inc, fn);              \
-        else if (n) shm_check(duet_wait_until_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS)), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_ALL, VALS, VAL, duet_wait_until_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS)), fn); \
     }                                                                                              \
     size_t shmem_##N##_wait_until_any##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)        \
     {                                                                                              \
@@ -134,7 +247,7 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         check_cmp(cmp, fn);                                                                        \
         if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
             poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ANY, 1, &first, &inc, fn);              \
-        else if (n) shm_check(duet_wait_until_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_ANY, VALS, VAL, duet_wait_until_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first), fn); \
         return first;                                                                              \
     }                                                                                              \
     size_t shmem_##N##_wait_until_some##SFX(T *iv, size_t n, size_t *idx, const int *st, int cmp, VPARAM) \
@@ -144,7 +257,7 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         check_cmp(cmp, fn);                                                                        \
         if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
             count = poll_##N(iv, n, st, cmp, VAL, VALS, idx, MODE_SOME, 1, &first, &inc, fn);      \
-        else if (n) shm_check(duet_wait_until_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_SOME, VALS, VAL, duet_wait_until_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count), fn); \
         return count;                                                                              \
     }                                                                                              \
     int shmem_##N##_test_all##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)                 \
@@ -187,22 +300,26 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     const char *fn = "shmem_signal_wait_until";
     uint64_t v = 0;
     check_cmp(cmp, fn);
+    shm_poll_t p = {.fn = fn, .addr = sig_addr, .kind = SHM_WAIT_SIGNAL, .n = 1, .cmp = cmp, .value = cmp_value};
     if (!is_static(sig_addr, sizeof *sig_addr, fn)) {
-        shm_check(duet_signal_wait_until(W, sig_addr, cmp, cmp_value, &v), fn);
+        duet_status_t st = duet_signal_wait_until(W, sig_addr, cmp, cmp_value, &v);
+        if (st != DUET_OK) shm_wait_fail(&p, st);
         return v;
     }
-    shm_poll_t p = {0, fn};
     while (!cmp_uint64(v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE), cmp, cmp_value)) shm_poll_turn(&p);
     return v;
 }
 
-/* ---- deprecated: shmem_<T>_wait(ivar, value) waits while *ivar == value */
+/* ---- deprecated: shmem_<T>_wait(ivar, value) waits while *ivar == value; short has no 1.5
+ * point-to-point form, so its wait is polled here wherever the ivar lies (the caller's own
+ * memory: a plain load sees a peer's put, heap or static). */
 void shmem_short_wait_until(short *ivar, int cmp, short v)
 {
     const char *fn = "shmem_short_wait_until";
     check_cmp(cmp, fn);
     shm_require_init(fn);
-    shm_poll_t p = {0, fn};
+    shm_poll_t p = {.fn = fn, .addr = ivar, .kind = SHM_WAIT_IVARS, .tname = "short", .n = 1, .cmp = cmp,
+                    .is_signed = 1, .value = (unsigned long long)(long long)v};
     for (;;) {
         short x = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);
         int ok = cmp == SHMEM_CMP_EQ ? x == v : cmp == SHMEM_CMP_NE ? x != v : cmp == SHMEM_CMP_GT ? x > v

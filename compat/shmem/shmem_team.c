@@ -8,9 +8,38 @@
  * is a handle on a team: Duet's one-sided calls are thread safe and complete at quiet, so a
  * context needs no resources of its own; its quiet / fence act on its team's communicator.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "shmem_internal.h"
+
+/* The teams made here and not yet destroyed, newest first (a split's parent is older). */
+static pthread_mutex_t teams_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static struct duet_shmem_team *teams_;
+
+static void link_team(struct duet_shmem_team *t)
+{
+    pthread_mutex_lock(&teams_lock_);
+    t->next = teams_;
+    teams_ = t;
+    pthread_mutex_unlock(&teams_lock_);
+}
+
+static void unlink_team(struct duet_shmem_team *t)
+{
+    pthread_mutex_lock(&teams_lock_);
+    for (struct duet_shmem_team **at = &teams_; *at; at = &(*at)->next)
+        if (*at == t) {
+            *at = t->next;
+            break;
+        }
+    pthread_mutex_unlock(&teams_lock_);
+}
+
+void shm_team_destroy_all(void)
+{
+    while (teams_) shmem_team_destroy(teams_);
+}
 
 int shm_team_valid(shmem_team_t team)
 {
@@ -59,6 +88,7 @@ static int make_team(duet_comm_t comm, const shmem_team_config_t *config, long m
     for (int pe = 0; pe < t->n_pes; pe++) t->world_pe[pe] = duet_comm_translate_rank(comm, pe, shm_g.world);
     if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) t->config.num_contexts = config->num_contexts;
     t->config_mask = mask;
+    link_team(t);
     *out = t;
     return 0;
 }
@@ -99,6 +129,7 @@ void shmem_team_destroy(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID) return;
     if (team->predefined) shm_die("shmem_team_destroy", "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");
     shm_check(duet_comm_destroy(team->comm), "shmem_team_destroy");
+    unlink_team(team);
     free(team->world_pe);
     free(team);
 }

@@ -79,3 +79,14 @@ if(DUET_HAVE_CUDA)
     duet_gpu_test(nccl_api_test_gpu RANKS 1 NAME r${n} TIMEOUT 300 ARGS ${n})
   endforeach()
 endif()
+
+# PyTorch (torch.distributed, backend "nccl") on our library by LD_PRELOAD, 2 and 4 processes on
+# one or two GPUs (label gpu; under scripts/with-mps.sh for ranks sharing a GPU). Skipped (77,
+# with the reason) where python3 cannot import torch or no GPU is visible.
+if(DUET_HAVE_CUDA)
+  # Not registered yet: its first run on two H200s (2026-11-29, torchrun 2 processes, LD_PRELOAD
+  # of this libnccl.so.2) failed on both ranks (exit 1; the log was cut off); register it once it
+  # passes there:
+  # add_test(NAME gpu.nccl_torch COMMAND sh ${NCCL_TESTS}/nccl_torch.sh $<TARGET_FILE:duet_nccl>)
+  # set_tests_properties(gpu.nccl_torch PROPERTIES LABELS gpu TIMEOUT 2700 SKIP_RETURN_CODE 77)
+endif()

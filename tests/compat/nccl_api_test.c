@@ -3,6 +3,10 @@
  * every collective, datatype and operation (PreMulSum included), in and out of place, at
  * sizes 0, 1, odd and large; groups of sends and receives (to self too); split; errors and
  * their messages; registration, windows, ncclMemAlloc; async error, finalize, destroy.
+ * On GPU buffers (NCCL_TEST_DEVICE) the same, with the PreMulSum scalar by pointer in device
+ * memory (written in stream order just before the call, overwritten just after: the value the
+ * stream holds at the call counts) and in pinned host memory; gather, scatter and self
+ * sends / receives as GPU groups.
  * Every result is checked element by element against a reference computed from the seeded
  * inputs of all ranks; outputs are poisoned before each call.
  *
@@ -28,11 +32,15 @@ typedef struct {
     int builtin;   /* ncclSum.. ncclAvg, or -1: PreMulSum */
     int residence; /* PreMulSum */
     const char *name;
+    int pinned;    /* ncclScalarDevice: the scalar in pinned host memory (device variant) */
 } op_case_t;
-static const op_case_t op_cases[] = {{ncclSum, 0, "sum"}, {ncclProd, 0, "prod"}, {ncclMax, 0, "max"},
-                                     {ncclMin, 0, "min"}, {ncclAvg, 0, "avg"},
-                                     {-1, ncclScalarHostImmediate, "premulsum(host)"},
-                                     {-1, ncclScalarDevice, "premulsum(by pointer)"}};
+static const op_case_t op_cases[] = {{ncclSum, 0, "sum", 0}, {ncclProd, 0, "prod", 0}, {ncclMax, 0, "max", 0},
+                                     {ncclMin, 0, "min", 0}, {ncclAvg, 0, "avg", 0},
+                                     {-1, ncclScalarHostImmediate, "premulsum(host)", 0},
+                                     {-1, ncclScalarDevice, "premulsum(by pointer)", 0},
+                                     {-1, ncclScalarDevice, "premulsum(pinned host pointer)", 1}};
+/* the operations run per reducing case: the pinned-host scalar only on the GPU */
+#define NT_NOPS (NT_DEVICE ? 8 : 7)
 
 static uint64_t call_no; /* the same sequence on every rank */
 static char ctx[256];
@@ -104,15 +112,33 @@ static int run_case(ncclComm_t comm, int me, int n, int k, int dt, const op_case
     }
     /* the operation */
     ncclRedOp_t rop = (ncclRedOp_t)op;
-    unsigned char scalar[8];
+    unsigned char scalar[8], *scalar_p = scalar, later[8];
     double scalar_v = 0;
     if (oc && op == -1) {
         nt_store(dt, scalar, 0, 2);
-        NCCL_OK(ncclRedOpCreatePreMulSum(&rop, scalar, (ncclDataType_t)dt, (ncclScalarResidence_t)oc->residence,
-                                         comm));
         /* by pointer: the value at the call counts; immediate: the value at creation */
-        nt_store(dt, scalar, 0, oc->residence == ncclScalarDevice ? 3 : 5);
         scalar_v = oc->residence == ncclScalarDevice ? 3 : 2;
+        nt_store(dt, later, 0, 7);
+#ifdef NCCL_TEST_DEVICE
+        if (oc->residence == ncclScalarDevice) { /* device (or pinned host) memory, read by the GPU */
+            if (oc->pinned ? cudaMallocHost((void **)&scalar_p, 8) != cudaSuccess
+                           : (scalar_p = nt_alloc(8)) == NULL)
+                return FAIL("no memory for the scalar"), 1;
+            nt_put(scalar_p, scalar, 8);
+        }
+#endif
+        NCCL_OK(ncclRedOpCreatePreMulSum(&rop, scalar_p, (ncclDataType_t)dt, (ncclScalarResidence_t)oc->residence,
+                                         comm));
+        nt_store(dt, scalar, 0, oc->residence == ncclScalarDevice ? 3 : 5);
+#ifdef NCCL_TEST_DEVICE
+        /* on the GPU the scalar is written in the call's stream order: 3 just before, 7 after */
+        if (oc->residence == ncclScalarDevice && !oc->pinned)
+            cudaMemcpyAsync(scalar_p, scalar, 8, cudaMemcpyHostToDevice, nt_stream);
+        else if (oc->residence == ncclScalarDevice)
+            memcpy(scalar_p, scalar, 8); /* pinned: the host writes it; read when the kernel runs */
+#else
+        (void)later;
+#endif
     }
     ncclDataType_t t = (ncclDataType_t)dt;
     ncclResult_t r = ncclInternalError;
@@ -128,8 +154,18 @@ static int run_case(ncclComm_t comm, int me, int n, int k, int dt, const op_case
     case K_SCATTER: r = ncclScatter(send_d, recv_d, count, t, root, comm, nt_stream); break;
     }
     if (r != ncclSuccess) FAIL("the call returned %d (%s): %s", (int)r, ncclGetErrorString(r), ncclGetLastError(NULL));
+#ifdef NCCL_TEST_DEVICE
+    if (oc && op == -1 && oc->residence == ncclScalarDevice && !oc->pinned) /* too late for the call */
+        cudaMemcpyAsync(scalar_p, later, 8, cudaMemcpyHostToDevice, nt_stream);
+#endif
     if (nt_sync()) FAIL("stream synchronize failed");
     if (oc && op == -1) NCCL_OK(ncclRedOpDestroy(rop, comm));
+#ifdef NCCL_TEST_DEVICE
+    if (scalar_p != scalar) {
+        if (oc->pinned) cudaFreeHost(scalar_p);
+        else nt_free(scalar_p);
+    }
+#endif
     nt_get(recv_h, recv_d, rc * elem);
     /* the reference */
     int check = r == ncclSuccess && !((k == K_REDUCE || k == K_GATHER) && me != root);
@@ -170,14 +206,12 @@ static int collectives(ncclComm_t comm, int me, int n)
 {
     static const size_t sizes[] = {0, 1, 13, 1237};
     for (int k = 0; k < K_COUNT; k++) {
-        if (NT_DEVICE && (k == K_GATHER || k == K_SCATTER)) continue; /* host only (refused on the GPU) */
         for (int ti = 0; ti < NT_NTYPES; ti++)
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
                 for (int ip = 0; ip < 2; ip++) {
                     if (k == K_BCAST && !ip) continue; /* in place only */
-                    if (NT_DEVICE && k == K_ALLTOALL && ip) continue;
                     int root = (int)((call_no * 7) % (uint64_t)n);
-                    int nops = reduces(k) ? (NT_DEVICE ? 5 : 7) : 1;
+                    int nops = reduces(k) ? NT_NOPS : 1;
                     for (int o = 0; o < nops; o++)
                         run_case(comm, me, n, k, nt_types[ti], reduces(k) ? &op_cases[o] : NULL, sizes[si], ip,
                                  root);
@@ -193,34 +227,43 @@ static int collectives(ncclComm_t comm, int me, int n)
     run_case(comm, me, n, K_ALLGATHER, ncclInt32, NULL, big, 1, 0);
     run_case(comm, me, n, K_REDUCESCATTER, ncclFloat32, &op_cases[4], big, 0, 0);
     run_case(comm, me, n, K_ALLTOALL, ncclUint64, NULL, big / 8, 0, 0);
-    if (!NT_DEVICE) {
-        run_case(comm, me, n, K_ALLREDUCE, ncclFloat32, &op_cases[5], big, 1, 0);
-        run_case(comm, me, n, K_GATHER, ncclUint8, NULL, big, 0, n - 1);
-        run_case(comm, me, n, K_SCATTER, ncclInt64, NULL, big / 8, 1, 0);
-        run_case(comm, me, n, K_ALLTOALL, ncclFloat32, NULL, big / 8, 1, 0);
-    }
+    run_case(comm, me, n, K_ALLREDUCE, ncclFloat32, &op_cases[5], big, 1, 0);
+    run_case(comm, me, n, K_REDUCESCATTER, ncclBfloat16, &op_cases[6], big / 4, 0, 0);
+    run_case(comm, me, n, K_REDUCE, ncclFloat16, &op_cases[NT_NOPS - 1], big, 1, n - 1);
+    run_case(comm, me, n, K_GATHER, ncclUint8, NULL, big, 0, n - 1);
+    run_case(comm, me, n, K_GATHER, ncclFloat64, NULL, big / 8, 1, 0);
+    run_case(comm, me, n, K_SCATTER, ncclInt64, NULL, big / 8, 1, 0);
+    run_case(comm, me, n, K_SCATTER, ncclFloat16, NULL, big, 0, n / 2);
+    run_case(comm, me, n, K_ALLTOALL, ncclFloat32, NULL, big / 8, 1, 0);
     return 0;
 }
 
-/* Send / receive in groups: a ring both ways, every pair (self included), on host buffers. */
+/* Send / receive in groups: every pair (self included), a ring mixed with a collective, a
+ * gather inside a group between a self send and its receive; on host or (NCCL_TEST_DEVICE) GPU
+ * buffers. Outside a group a send to self is refused (it could never complete). */
 static int point_to_point(ncclComm_t comm, int me, int n)
 {
     static const size_t sizes[] = {0, 1, 1237, 100003};
     nt_context = "send/recv";
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        size_t c = sizes[si];
+        size_t c = sizes[si], bytes = sizeof(float) * (c + 1) * (size_t)n;
         uint64_t call = ++call_no;
-        float *out = malloc(sizeof(float) * (c + 1) * (size_t)n), *in = malloc(sizeof(float) * (c + 1) * (size_t)n);
+        float *out = malloc(bytes), *in = malloc(bytes);
+        float *out_d = nt_alloc(bytes), *in_d = nt_alloc(bytes);
         for (int q = 0; q < n; q++)
             for (size_t i = 0; i < c; i++) out[(size_t)q * c + i] = (float)nt_value(call, me * 64 + q, i, 0, 1000);
-        memset(in, 0xff, sizeof(float) * (c + 1) * (size_t)n);
+        memset(in, 0xff, bytes);
+        nt_put(out_d, out, bytes);
+        nt_put(in_d, in, bytes);
         /* every pair, self included: block q of out goes to rank q, block q of in comes from q */
         NCCL_OK(ncclGroupStart());
         for (int q = 0; q < n; q++) {
-            NCCL_OK(ncclSend(out + (size_t)q * c, c, ncclFloat32, q, comm, nt_stream));
-            NCCL_OK(ncclRecv(in + (size_t)q * c, c, ncclFloat32, q, comm, nt_stream));
+            NCCL_OK(ncclSend(out_d + (size_t)q * c, c, ncclFloat32, q, comm, nt_stream));
+            NCCL_OK(ncclRecv(in_d + (size_t)q * c, c, ncclFloat32, q, comm, nt_stream));
         }
         NCCL_OK(ncclGroupEnd());
+        if (nt_sync()) FAIL("stream synchronize failed");
+        nt_get(in, in_d, bytes);
         for (int q = 0; q < n; q++)
             for (size_t i = 0; i < c; i++)
                 if (in[(size_t)q * c + i] != (float)nt_value(call, q * 64 + me, i, 0, 1000)) {
@@ -231,11 +274,17 @@ static int point_to_point(ncclComm_t comm, int me, int n)
         /* a ring, as a group of one send and one receive, mixed with a collective */
         if (n > 1) {
             int32_t red_in = me + 1, red_out = -1;
+            int32_t *red_d = nt_alloc(2 * sizeof(int32_t));
+            nt_put(red_d, &red_in, sizeof red_in);
             NCCL_OK(ncclGroupStart());
-            NCCL_OK(ncclSend(out, c, ncclFloat32, (me + 1) % n, comm, nt_stream));
-            NCCL_OK(ncclAllReduce(&red_in, &red_out, 1, ncclInt32, ncclSum, comm, nt_stream));
-            NCCL_OK(ncclRecv(in, c, ncclFloat32, (me + n - 1) % n, comm, nt_stream));
+            NCCL_OK(ncclSend(out_d, c, ncclFloat32, (me + 1) % n, comm, nt_stream));
+            NCCL_OK(ncclAllReduce(red_d, red_d + 1, 1, ncclInt32, ncclSum, comm, nt_stream));
+            NCCL_OK(ncclRecv(in_d, c, ncclFloat32, (me + n - 1) % n, comm, nt_stream));
             NCCL_OK(ncclGroupEnd());
+            if (nt_sync()) FAIL("stream synchronize failed");
+            nt_get(&red_out, red_d + 1, sizeof red_out);
+            nt_get(in, in_d, bytes);
+            nt_free(red_d);
             EXPECT(red_out == n * (n + 1) / 2, "allreduce in a group with send/recv: %d", red_out);
             int from = (me + n - 1) % n;
             for (size_t i = 0; i < c; i++)
@@ -244,6 +293,37 @@ static int point_to_point(ncclComm_t comm, int me, int n)
                     break;
                 }
         }
+        /* a self send, a gather (whose root copies its own block), the self receive: one group */
+        int root = (int)(call % (uint64_t)n);
+        float *g_d = nt_alloc(sizeof(float) * (c + 1) * (size_t)n), *self_d = nt_alloc(sizeof(float) * (c + 1));
+        NCCL_OK(ncclGroupStart());
+        size_t sb = n > 1 ? c : 0; /* out block 1 (0 when n == 1) */
+        NCCL_OK(ncclSend(out_d + sb, c, ncclFloat32, me, comm, nt_stream));
+        NCCL_OK(ncclGather(out_d, g_d, c, ncclFloat32, root, comm, nt_stream));
+        NCCL_OK(ncclRecv(self_d, c, ncclFloat32, me, comm, nt_stream));
+        NCCL_OK(ncclGroupEnd());
+        if (nt_sync()) FAIL("stream synchronize failed");
+        nt_get(in, self_d, sizeof(float) * c);
+        for (size_t i = 0; i < c; i++)
+            if (in[i] != out[sb + i]) {
+                FAIL("self send around a gather, %zu elements: element %zu is %g, want %g", c, i, in[i], out[sb + i]);
+                break;
+            }
+        if (me == root) {
+            nt_get(in, g_d, sizeof(float) * c * (size_t)n);
+            for (int q = 0; q < n; q++)
+                for (size_t i = 0; i < c; i++)
+                    if (in[(size_t)q * c + i] != (float)nt_value(call, q * 64, i, 0, 1000)) {
+                        FAIL("gather in a group, %zu elements: from rank %d element %zu is %g", c, q, i,
+                             in[(size_t)q * c + i]);
+                        q = n;
+                        break;
+                    }
+        }
+        nt_free(g_d), nt_free(self_d);
+        /* outside a group a send to self is refused (NCCL's would wait for itself forever) */
+        if (c) NCCL_FAILS(ncclSend(out_d, c, ncclFloat32, me, comm, nt_stream), ncclInvalidUsage);
+        nt_free(out_d), nt_free(in_d);
         free(out), free(in);
     }
     nt_context = "";
@@ -376,7 +456,7 @@ static int rank_main(int me, int n, ncclUniqueId id, void *arg)
     EXPECT(NT_DEVICE ? dev == want_dev : dev >= -1, "ncclCommCuDevice: %d, want %d (the device current at the init)",
            dev, want_dev);
     if (collectives(comm, me, n)) return 1;
-    if (!NT_DEVICE && point_to_point(comm, me, n)) return 1;
+    if (point_to_point(comm, me, n)) return 1;
     if (errors(comm, me, n)) return 1;
     if (split_and_memory(comm, me, n)) return 1;
     /* two children: one aborted, one that outlives its parent */

@@ -28,3 +28,12 @@ add_executable(nvshmem_basic ${CMAKE_CURRENT_LIST_DIR}/nvshmem_basic.cu ${CMAKE_
 target_link_libraries(nvshmem_basic PRIVATE duet_nvshmem)
 duet_gpu_test(nvshmem_basic RANKS 2 4 TIMEOUT 120)
 duet_gpu_test(nvshmem_basic RANKS 2 TIMEOUT 120 NAME uid ARGS --uid)
+
+#   nvshmem_coll           wait / test sets, iput / iget, bitwise and float atomics, team
+#                          collectives (device, host, on stream) (label gpu), 2, 3 and 4 ranks
+add_executable(nvshmem_coll ${CMAKE_CURRENT_LIST_DIR}/nvshmem_coll.cu)
+target_link_libraries(nvshmem_coll PRIVATE duet_nvshmem)
+# Not registered yet: its first run on two H200s (2026-11-29) failed in the host forms of the
+# collectives ("invalid device function" from nvshmem_int_sum_reduce, _broadcast, fcollectmem,
+# double max_reduce at 2, 3 and 4 ranks); register it once it passes there:
+# duet_gpu_test(nvshmem_coll RANKS 2 3 4 TIMEOUT 180)

@@ -40,7 +40,7 @@ duet_shmem_test(shmem_rma   RANKS 1 2 5)            # every RMA form, heap and s
 duet_shmem_test(shmem_amo   RANKS 2 3 8 TIMEOUT 90) # every AMO; PEs x threads contention, locks
 duet_shmem_test(shmem_sync  RANKS 1 2 4)            # wait/test forms, signals, fence
 duet_shmem_test(shmem_coll  RANKS 1 2 3 8 TIMEOUT 90) # teams, contexts, team collectives, reductions
-duet_shmem_test(shmem_deprecated RANKS 1 3 6)       # 1.3 calls, pSync active sets (world, strided)
+duet_shmem_test(shmem_deprecated RANKS 1 3 6 9)     # 1.3 calls, pSync active sets (world, strides 2, 4, 8)
 
 # loud failures: the message names the call; the job ends non-zero
 add_executable(shmem_fail ${DUET_SHMEM_TEST_DIR}/shmem_fail.c)
@@ -63,4 +63,73 @@ if(DUET_SHMEM_CXX)
            COMMAND ${DUET_SHMEM_CXX} -fsyntax-only -Wall -Wextra -Werror
                    -I${CMAKE_SOURCE_DIR}/compat/shmem/include -x c++ ${DUET_SHMEM_TEST_DIR}/shmem_cxx.cc)
   set_tests_properties(compat.shmem_cxx_header PROPERTIES LABELS compat TIMEOUT 60)
+  # ... and the same program built by duetcc as C++ (DUETCC_CC) and run: every result checked
+  set(cxx_exe ${CMAKE_CURRENT_BINARY_DIR}/shmem_cxx)
+  add_custom_command(OUTPUT ${cxx_exe}
+    COMMAND ${CMAKE_COMMAND} -E env DUETCC_CC=${DUET_SHMEM_CXX} ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/duetcc
+            -O2 -g -Wall -Wextra -Werror -o ${cxx_exe} ${DUET_SHMEM_TEST_DIR}/shmem_cxx.cc
+    DEPENDS ${DUET_SHMEM_TEST_DIR}/shmem_cxx.cc duet_shmem duet ${CMAKE_SOURCE_DIR}/compat/shmem/duetcc.in
+            ${CMAKE_SOURCE_DIR}/compat/shmem/include/shmem.h ${CMAKE_SOURCE_DIR}/compat/shmem/include/shmem_generic.h
+    COMMENT "duetcc (C++) shmem_cxx.cc")
+  add_custom_target(shmem_cxx ALL DEPENDS ${cxx_exe})
+  foreach(n 1 3)
+    add_test(NAME compat.shmem_cxx.${n} COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 60 ${cxx_exe})
+    set_tests_properties(compat.shmem_cxx.${n} PROPERTIES LABELS compat TIMEOUT 90)
+  endforeach()
 endif()
+
+# no wait hangs (shmem_ft.c, checked by shmem_ft.sh: every waiting PE prints one line naming
+# the call, the address and the cause, within a bound): a PE SIGKILLed under duetrun --ft while
+# the others wait on static data and on the heap; a revoked world; DUET_WAIT_TIMEOUT=1
+add_executable(shmem_ft ${DUET_SHMEM_TEST_DIR}/shmem_ft.c)
+target_link_libraries(shmem_ft PRIVATE duet_shmem)
+target_include_directories(shmem_ft PRIVATE ${DUET_SHMEM_TEST_DIR})
+# duet_shmem_ft_test(<mode> <PEs> <lines wanted> <regex> [duetrun options...])
+function(duet_shmem_ft_test mode n want regex)
+  add_test(NAME compat.shmem_ft.${mode}.${n}
+           COMMAND sh ${DUET_SHMEM_TEST_DIR}/shmem_ft.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:shmem_ft>
+                   ${n} ${mode} ${want} 10 "${regex}" ${ARGN})
+  set_tests_properties(compat.shmem_ft.${mode}.${n} PROPERTIES LABELS compat TIMEOUT 60)
+  if(mode MATCHES "^timeout")
+    set_tests_properties(compat.shmem_ft.${mode}.${n} PROPERTIES ENVIRONMENT "DUET_WAIT_TIMEOUT=1")
+  endif()
+endfunction()
+set(died "duet shmem: PE [0-9]+: shmem_long_wait_until[_a-z]*: waiting for .* \\((static data|symmetric heap)\\) .*PEs?( [0-9]+,)* 3 died")
+duet_shmem_ft_test(static 4 3 "${died}" --ft)
+duet_shmem_ft_test(heap 4 3 "${died}" --ft)
+duet_shmem_ft_test(revoke 3 3 "duet shmem: PE [0-9]+: shmem_long_wait_until[_a-z]*: waiting for .*revoked by rank 0.*DUET_ERR_REVOKED" --ft)
+duet_shmem_ft_test(timeout 1 1 "duet shmem: PE 0: shmem_long_wait_until: timed out after 1\\.[0-9] s .*waiting for the long at 0x[0-9a-f]+ \\(static data\\) to become == 1")
+duet_shmem_ft_test(timeout-heap 1 1 "duet shmem: PE 0: shmem_long_wait_until: waiting for the long at 0x[0-9a-f]+ \\(symmetric heap\\) to become == 1: timed out after 1\\.[0-9] s")
+
+# corners: shmem_realloc into a full heap (a 4 MiB heap, filled), the 1.3 waits on static ivars
+duet_shmem_test(shmem_corners RANKS 1 3)
+foreach(n 1 3)
+  set_tests_properties(compat.shmem_corners.${n} PROPERTIES ENVIRONMENT "DUET_SYMMETRIC_SIZE=4M")
+endforeach()
+
+# ending without shmem_finalize (shmem_init and start_pes programs): prompt, the program's own
+# status, nothing left in /dev/shm (shmem_nofinal.sh)
+add_executable(shmem_nofinal ${DUET_SHMEM_TEST_DIR}/shmem_nofinal.c)
+target_link_libraries(shmem_nofinal PRIVATE duet_shmem)
+target_include_directories(shmem_nofinal PRIVATE ${DUET_SHMEM_TEST_DIR})
+add_test(NAME compat.shmem_nofinal
+         COMMAND sh ${DUET_SHMEM_TEST_DIR}/shmem_nofinal.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:shmem_nofinal>)
+set_tests_properties(compat.shmem_nofinal PROPERTIES LABELS compat TIMEOUT 120)
+
+# third-party style: classic OpenSHMEM programs (tests/compat/shmem_thirdparty/, written from
+# scratch against the plain 1.3/1.4 API, as published tests and benchmarks are), built with
+# build/bin/duetcc exactly as a user would (no flags of ours) and run under duetrun; each
+# checks its own results and exits non-zero on an error.
+foreach(prog hello pingpong coll_loop atomic_inc)
+  set(src ${DUET_SHMEM_TEST_DIR}/shmem_thirdparty/${prog}.c)
+  set(exe ${CMAKE_CURRENT_BINARY_DIR}/shmem_thirdparty_${prog})
+  add_custom_command(OUTPUT ${exe}
+    COMMAND ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/duetcc -O2 -o ${exe} ${src}
+    DEPENDS ${src} duet_shmem duet ${CMAKE_SOURCE_DIR}/compat/shmem/duetcc.in
+    COMMENT "duetcc shmem_thirdparty/${prog}.c")
+  add_custom_target(shmem_thirdparty_${prog} ALL DEPENDS ${exe})
+  foreach(n 2 4)
+    add_test(NAME compat.shmem_thirdparty.${prog}.${n} COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 60 ${exe})
+    set_tests_properties(compat.shmem_thirdparty.${prog}.${n} PROPERTIES LABELS compat TIMEOUT 90)
+  endforeach()
+endforeach()

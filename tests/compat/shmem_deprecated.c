@@ -1,7 +1,8 @@
 /*
  * shmem_deprecated.c — the 1.3/1.4-era calls, written the way published programs use them:
  * start_pes, _my_pe, _num_pes, shmalloc, pSync / pWrk arrays in globals initialised to
- * SHMEM_SYNC_VALUE, active sets (the whole world, and a strided subset), broadcast32/64,
+ * SHMEM_SYNC_VALUE, active sets (the whole world, a strided subset, and strides 4 and 8 with
+ * disjoint sets sharing a pSync reused call after call), broadcast32/64,
  * collect, fcollect, alltoall(s), *_to_all reductions, barrier / sync with triplets, and the
  * old atomic names.
  */
@@ -11,8 +12,8 @@ static long pSync[SHMEM_REDUCE_SYNC_SIZE];
 static long pSync2[SHMEM_BCAST_SYNC_SIZE];
 static double pWrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static long long pWrkll[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
-static int src32[16], dst32[64];
-static long src64[16], dst64[64];
+static int src32[32], dst32[64];
+static long src64[32], dst64[64];
 static double dsrc[4], ddst[4];
 static long long llsrc[3], lldst[3];
 static short ssrc[2], sdst[2];
@@ -25,7 +26,7 @@ static void active(int start, int log_stride, int size)
 {
     int stride = 1 << log_stride, idx = (me - start) / stride;
     if (me < start || (me - start) % stride || idx >= size) return;
-    for (int i = 0; i < 16; i++) src32[i] = me * 100 + i, src64[i] = me * 1000 + i;
+    for (int i = 0; i < 32; i++) src32[i] = me * 100 + i, src64[i] = me * 1000 + i;
     for (int i = 0; i < 64; i++) dst32[i] = -1, dst64[i] = -1;
     shmem_barrier(start, log_stride, size, pSync);
     int root = size - 1;
@@ -64,9 +65,48 @@ static void active(int start, int log_stride, int size)
     shmem_sync(start, log_stride, size, pSync);
 }
 
+/* Active sets with stride 4 and 8 (log_PE_stride 2 and 3), several disjoint sets at once
+ * sharing one pSync, reused at once across ROUNDS calls of each kind. */
+#define ROUNDS 5
+static long pSyncR[SHMEM_REDUCE_SYNC_SIZE];
+static long rsrc[4], rdst[4 * 16];
+static int isrc[2], idst[2];
+static void strided_reuse(int log_stride)
+{
+    int stride = 1 << log_stride;
+    for (int start = 0; start < stride && start < npes; start++) {
+        if ((me - start) % stride != 0 || me < start) continue; /* my set: start = me % stride */
+        int size = (npes - 1 - start) / stride + 1, idx = (me - start) / stride;
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < 4; i++) rsrc[i] = me * 100 + round * 10 + i;
+            shmem_barrier(start, log_stride, size, pSyncR);
+            shmem_broadcast64(rdst, rsrc, 4, size - 1, start, log_stride, size, pSyncR);
+            if (idx != size - 1)
+                for (int i = 0; i < 4; i++)
+                    ST_EXPECT(rdst[i] == (start + (size - 1) * stride) * 100 + round * 10 + i,
+                              "stride %d round %d broadcast64 [%d] = %ld", stride, round, i, rdst[i]);
+            shmem_fcollect64(rdst, rsrc, 1, start, log_stride, size, pSyncR);
+            for (int p = 0; p < size; p++)
+                ST_EXPECT(rdst[p] == (start + p * stride) * 100 + round * 10, "stride %d round %d fcollect64 [%d] = %ld",
+                          stride, round, p, rdst[p]);
+            isrc[0] = me + round, isrc[1] = -me;
+            shmem_int_sum_to_all(idst, isrc, 1, start, log_stride, size, (int *)pWrk, pSyncR);
+            shmem_int_min_to_all(idst + 1, isrc + 1, 1, start, log_stride, size, (int *)pWrk, pSyncR);
+            int sum = 0;
+            for (int p = 0; p < size; p++) sum += start + p * stride + round;
+            ST_EXPECT(idst[0] == sum && idst[1] == -(start + (size - 1) * stride), "stride %d round %d to_all %d %d, want %d",
+                      stride, round, idst[0], idst[1], sum);
+            shmem_sync(start, log_stride, size, pSyncR);
+        }
+    }
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) ST_EXPECT(pSyncR[i] == SHMEM_SYNC_VALUE, "pSyncR[%d] restored", i);
+    shmem_barrier_all();
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSync[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSyncR[i] = SHMEM_SYNC_VALUE;
     for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) pSync2[i] = SHMEM_SYNC_VALUE;
     start_pes(0);
     st_seed(argc, argv);
@@ -76,6 +116,8 @@ int main(int argc, char **argv)
     if (npes >= 3) active(1, 1, (npes - 1 + 1) / 2); /* PEs 1, 3, 5, ... */
     shmem_barrier_all();
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) ST_EXPECT(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+    strided_reuse(2); /* 6 PEs: {0, 4} {1, 5} {2} {3}; 9 PEs: {0, 4, 8} {1, 5} ... */
+    strided_reuse(3); /* 9 PEs: {0, 8} and seven of one */
 
     /* the old atomic names, all on PE 0's counter */
     shmem_int_inc(&counter, 0);

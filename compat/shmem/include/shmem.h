@@ -27,6 +27,8 @@
 #include <stdint.h>
 #if !defined(__cplusplus)
 #include <complex.h>
+#else
+#include <complex> /* the complexd / complexf reductions take std::complex in C++ */
 #endif
 
 #ifdef __cplusplus
@@ -144,8 +146,8 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
     X(float, float) X(double, double) X(long double, longdouble)
 #if !defined(__cplusplus)
 #define SHMEM_X_COMPLEX_TYPES(X) X(double _Complex, complexd) X(float _Complex, complexf)
-#else
-#define SHMEM_X_COMPLEX_TYPES(X)
+#else /* same layout as the C types (an array of two), passed by pointer */
+#define SHMEM_X_COMPLEX_TYPES(X) X(std::complex<double>, complexd) X(std::complex<float>, complexf)
 #endif
 #define SHMEM_X_ARITH_REDUCE_TYPES(X) SHMEM_X_MINMAX_REDUCE_TYPES(X) SHMEM_X_COMPLEX_TYPES(X)
 #define SHMEM_X_BIT_OPS(X, T, N) X(T, N, and) X(T, N, or) X(T, N, xor)

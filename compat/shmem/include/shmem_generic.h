@@ -6,7 +6,9 @@
  * the typed function by _Generic on the element type. Selection is over the distinct
  * standard C types (int64_t is long here, so it selects shmem_long_*); any other type is a
  * compile-time error.
- * C++: no _Generic; the same names are overloaded inline functions over the same types.
+ * C++: no _Generic; the same names (every generic name of 1.5: RMA, AMO with their nbi forms,
+ * the point-to-point waits and tests, the team collectives and reductions) are overloaded
+ * inline functions over the same types, the complex reductions over std::complex.
  */
 #ifndef DUET_SHMEM_GENERIC_H
 #define DUET_SHMEM_GENERIC_H
@@ -209,45 +211,179 @@ struct duet_shmem_no_such_type_ { int unused_; };
 
 #elif defined(__cplusplus)
 
-/* C++: overloads over the standard C types. */
+/* C++: every generic name of 1.5 as overloaded inline functions over the same standard C
+ * types as the C11 forms (the complex reductions over std::complex<float/double>), with and
+ * without a context where C11 has both. */
 #define SHMEM_CXX_TYPES_(X)                                                                    \
     X(float, float) X(double, double) X(long double, longdouble) X(char, char)                 \
     X(signed char, schar) X(short, short) X(int, int) X(long, long) X(long long, longlong)     \
     X(unsigned char, uchar) X(unsigned short, ushort) X(unsigned int, uint)                    \
     X(unsigned long, ulong) X(unsigned long long, ulonglong)
+#define SHMEM_CXX_AMO_TYPES_(X)                                                                \
+    X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                     \
+    X(unsigned long, ulong) X(unsigned long long, ulonglong)
+#define SHMEM_CXX_AMO_EXT_TYPES_(X) SHMEM_CXX_AMO_TYPES_(X) X(float, float) X(double, double)
+#define SHMEM_CXX_AMO_BIT_TYPES_(X)                                                            \
+    X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)
+#define SHMEM_CXX_BIT_RED_TYPES_(X)                                                            \
+    X(unsigned char, uchar) X(unsigned short, ushort) SHMEM_CXX_AMO_BIT_TYPES_(X)
+#define SHMEM_CXX_MINMAX_RED_TYPES_(X)                                                         \
+    X(char, char) X(signed char, schar) X(short, short) X(int, int) X(long, long)              \
+    X(long long, longlong) SHMEM_CXX_BIT_RED_TYPES_(X) X(float, float) X(double, double)       \
+    X(long double, longdouble)
+#define SHMEM_CXX_ARITH_RED_TYPES_(X) SHMEM_CXX_MINMAX_RED_TYPES_(X) SHMEM_X_COMPLEX_TYPES(X)
+
+/* ---- RMA and the team collectives over them */
 #define SHMEM_CXX_RMA_(T, N)                                                                   \
     inline void shmem_put(T *d, const T *s, size_t n, int pe) { shmem_##N##_put(d, s, n, pe); } \
     inline void shmem_put(shmem_ctx_t c, T *d, const T *s, size_t n, int pe)                   \
     { shmem_ctx_##N##_put(c, d, s, n, pe); }                                                   \
     inline void shmem_put_nbi(T *d, const T *s, size_t n, int pe) { shmem_##N##_put_nbi(d, s, n, pe); } \
+    inline void shmem_put_nbi(shmem_ctx_t c, T *d, const T *s, size_t n, int pe)               \
+    { shmem_ctx_##N##_put_nbi(c, d, s, n, pe); }                                               \
     inline void shmem_get(T *d, const T *s, size_t n, int pe) { shmem_##N##_get(d, s, n, pe); } \
     inline void shmem_get(shmem_ctx_t c, T *d, const T *s, size_t n, int pe)                   \
     { shmem_ctx_##N##_get(c, d, s, n, pe); }                                                   \
     inline void shmem_get_nbi(T *d, const T *s, size_t n, int pe) { shmem_##N##_get_nbi(d, s, n, pe); } \
+    inline void shmem_get_nbi(shmem_ctx_t c, T *d, const T *s, size_t n, int pe)               \
+    { shmem_ctx_##N##_get_nbi(c, d, s, n, pe); }                                               \
     inline void shmem_p(T *d, T v, int pe) { shmem_##N##_p(d, v, pe); }                        \
+    inline void shmem_p(shmem_ctx_t c, T *d, T v, int pe) { shmem_ctx_##N##_p(c, d, v, pe); }  \
     inline T shmem_g(const T *s, int pe) { return shmem_##N##_g(s, pe); }                      \
+    inline T shmem_g(shmem_ctx_t c, const T *s, int pe) { return shmem_ctx_##N##_g(c, s, pe); } \
     inline void shmem_iput(T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n, int pe)     \
     { shmem_##N##_iput(d, s, ds, ss, n, pe); }                                                 \
+    inline void shmem_iput(shmem_ctx_t c, T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n, \
+                           int pe)                                                             \
+    { shmem_ctx_##N##_iput(c, d, s, ds, ss, n, pe); }                                          \
     inline void shmem_iget(T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n, int pe)     \
-    { shmem_##N##_iget(d, s, ds, ss, n, pe); }
-#define SHMEM_CXX_AMO_TYPES_(X)                                                                \
-    X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                     \
-    X(unsigned long, ulong) X(unsigned long long, ulonglong)
-#define SHMEM_CXX_AMO_(T, N)                                                                   \
+    { shmem_##N##_iget(d, s, ds, ss, n, pe); }                                                 \
+    inline void shmem_iget(shmem_ctx_t c, T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n, \
+                           int pe)                                                             \
+    { shmem_ctx_##N##_iget(c, d, s, ds, ss, n, pe); }                                          \
+    inline void shmem_put_signal(T *d, const T *s, size_t n, uint64_t *sa, uint64_t sv, int so, int pe) \
+    { shmem_##N##_put_signal(d, s, n, sa, sv, so, pe); }                                       \
+    inline void shmem_put_signal(shmem_ctx_t c, T *d, const T *s, size_t n, uint64_t *sa,      \
+                                 uint64_t sv, int so, int pe)                                  \
+    { shmem_ctx_##N##_put_signal(c, d, s, n, sa, sv, so, pe); }                                \
+    inline void shmem_put_signal_nbi(T *d, const T *s, size_t n, uint64_t *sa, uint64_t sv,    \
+                                     int so, int pe)                                           \
+    { shmem_##N##_put_signal_nbi(d, s, n, sa, sv, so, pe); }                                   \
+    inline void shmem_put_signal_nbi(shmem_ctx_t c, T *d, const T *s, size_t n, uint64_t *sa,  \
+                                     uint64_t sv, int so, int pe)                              \
+    { shmem_ctx_##N##_put_signal_nbi(c, d, s, n, sa, sv, so, pe); }                            \
+    inline int shmem_broadcast(shmem_team_t t, T *d, const T *s, size_t n, int root)           \
+    { return shmem_##N##_broadcast(t, d, s, n, root); }                                        \
+    inline int shmem_collect(shmem_team_t t, T *d, const T *s, size_t n)                       \
+    { return shmem_##N##_collect(t, d, s, n); }                                                \
+    inline int shmem_fcollect(shmem_team_t t, T *d, const T *s, size_t n)                      \
+    { return shmem_##N##_fcollect(t, d, s, n); }                                               \
+    inline int shmem_alltoall(shmem_team_t t, T *d, const T *s, size_t n)                      \
+    { return shmem_##N##_alltoall(t, d, s, n); }                                               \
+    inline int shmem_alltoalls(shmem_team_t t, T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n) \
+    { return shmem_##N##_alltoalls(t, d, s, ds, ss, n); }
+
+/* ---- AMO: fetch / set / swap (also float, double) */
+#define SHMEM_CXX_AMO_EXT_(T, N)                                                               \
     inline T shmem_atomic_fetch(const T *s, int pe) { return shmem_##N##_atomic_fetch(s, pe); } \
+    inline T shmem_atomic_fetch(shmem_ctx_t c, const T *s, int pe)                             \
+    { return shmem_ctx_##N##_atomic_fetch(c, s, pe); }                                         \
     inline void shmem_atomic_set(T *d, T v, int pe) { shmem_##N##_atomic_set(d, v, pe); }      \
+    inline void shmem_atomic_set(shmem_ctx_t c, T *d, T v, int pe)                             \
+    { shmem_ctx_##N##_atomic_set(c, d, v, pe); }                                               \
     inline T shmem_atomic_swap(T *d, T v, int pe) { return shmem_##N##_atomic_swap(d, v, pe); } \
+    inline T shmem_atomic_swap(shmem_ctx_t c, T *d, T v, int pe)                               \
+    { return shmem_ctx_##N##_atomic_swap(c, d, v, pe); }                                       \
+    inline void shmem_atomic_fetch_nbi(T *f, const T *s, int pe)                               \
+    { shmem_##N##_atomic_fetch_nbi(f, s, pe); }                                                \
+    inline void shmem_atomic_fetch_nbi(shmem_ctx_t c, T *f, const T *s, int pe)                \
+    { shmem_ctx_##N##_atomic_fetch_nbi(c, f, s, pe); }                                         \
+    inline void shmem_atomic_swap_nbi(T *f, T *d, T v, int pe)                                 \
+    { shmem_##N##_atomic_swap_nbi(f, d, v, pe); }                                              \
+    inline void shmem_atomic_swap_nbi(shmem_ctx_t c, T *f, T *d, T v, int pe)                  \
+    { shmem_ctx_##N##_atomic_swap_nbi(c, f, d, v, pe); }
+/* fetch_OP / OP / fetch_OP_nbi for an operand OP (add, and, or, xor) */
+#define SHMEM_CXX_AMO_OP_(T, N, OP)                                                            \
+    inline T shmem_atomic_fetch_##OP(T *d, T v, int pe) { return shmem_##N##_atomic_fetch_##OP(d, v, pe); } \
+    inline T shmem_atomic_fetch_##OP(shmem_ctx_t c, T *d, T v, int pe)                         \
+    { return shmem_ctx_##N##_atomic_fetch_##OP(c, d, v, pe); }                                 \
+    inline void shmem_atomic_##OP(T *d, T v, int pe) { shmem_##N##_atomic_##OP(d, v, pe); }    \
+    inline void shmem_atomic_##OP(shmem_ctx_t c, T *d, T v, int pe)                            \
+    { shmem_ctx_##N##_atomic_##OP(c, d, v, pe); }                                              \
+    inline void shmem_atomic_fetch_##OP##_nbi(T *f, T *d, T v, int pe)                         \
+    { shmem_##N##_atomic_fetch_##OP##_nbi(f, d, v, pe); }                                      \
+    inline void shmem_atomic_fetch_##OP##_nbi(shmem_ctx_t c, T *f, T *d, T v, int pe)          \
+    { shmem_ctx_##N##_atomic_fetch_##OP##_nbi(c, f, d, v, pe); }
+/* ---- AMO: the standard types */
+#define SHMEM_CXX_AMO_(T, N)                                                                   \
     inline T shmem_atomic_compare_swap(T *d, T k, T v, int pe)                                 \
     { return shmem_##N##_atomic_compare_swap(d, k, v, pe); }                                   \
+    inline T shmem_atomic_compare_swap(shmem_ctx_t c, T *d, T k, T v, int pe)                  \
+    { return shmem_ctx_##N##_atomic_compare_swap(c, d, k, v, pe); }                            \
+    inline void shmem_atomic_compare_swap_nbi(T *f, T *d, T k, T v, int pe)                    \
+    { shmem_##N##_atomic_compare_swap_nbi(f, d, k, v, pe); }                                   \
+    inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t c, T *f, T *d, T k, T v, int pe)     \
+    { shmem_ctx_##N##_atomic_compare_swap_nbi(c, f, d, k, v, pe); }                            \
     inline T shmem_atomic_fetch_inc(T *d, int pe) { return shmem_##N##_atomic_fetch_inc(d, pe); } \
+    inline T shmem_atomic_fetch_inc(shmem_ctx_t c, T *d, int pe)                               \
+    { return shmem_ctx_##N##_atomic_fetch_inc(c, d, pe); }                                     \
     inline void shmem_atomic_inc(T *d, int pe) { shmem_##N##_atomic_inc(d, pe); }             \
-    inline T shmem_atomic_fetch_add(T *d, T v, int pe) { return shmem_##N##_atomic_fetch_add(d, v, pe); } \
-    inline void shmem_atomic_add(T *d, T v, int pe) { shmem_##N##_atomic_add(d, v, pe); }      \
+    inline void shmem_atomic_inc(shmem_ctx_t c, T *d, int pe) { shmem_ctx_##N##_atomic_inc(c, d, pe); } \
+    inline void shmem_atomic_fetch_inc_nbi(T *f, T *d, int pe)                                 \
+    { shmem_##N##_atomic_fetch_inc_nbi(f, d, pe); }                                            \
+    inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t c, T *f, T *d, int pe)                  \
+    { shmem_ctx_##N##_atomic_fetch_inc_nbi(c, f, d, pe); }                                     \
+    SHMEM_CXX_AMO_OP_(T, N, add)
+#define SHMEM_CXX_AMO_BIT_(T, N)                                                               \
+    SHMEM_CXX_AMO_OP_(T, N, and) SHMEM_CXX_AMO_OP_(T, N, or) SHMEM_CXX_AMO_OP_(T, N, xor)
+
+/* ---- point-to-point synchronization (no context forms, as in C) */
+#define SHMEM_CXX_SYNC_(T, N)                                                                  \
     inline void shmem_wait_until(T *i, int cmp, T v) { shmem_##N##_wait_until(i, cmp, v); }    \
-    inline int shmem_test(T *i, int cmp, T v) { return shmem_##N##_test(i, cmp, v); }
+    inline int shmem_test(T *i, int cmp, T v) { return shmem_##N##_test(i, cmp, v); }          \
+    inline void shmem_wait_until_all(T *i, size_t n, const int *st, int cmp, T v)              \
+    { shmem_##N##_wait_until_all(i, n, st, cmp, v); }                                          \
+    inline size_t shmem_wait_until_any(T *i, size_t n, const int *st, int cmp, T v)            \
+    { return shmem_##N##_wait_until_any(i, n, st, cmp, v); }                                   \
+    inline size_t shmem_wait_until_some(T *i, size_t n, size_t *idx, const int *st, int cmp, T v) \
+    { return shmem_##N##_wait_until_some(i, n, idx, st, cmp, v); }                             \
+    inline void shmem_wait_until_all_vector(T *i, size_t n, const int *st, int cmp, T *vs)     \
+    { shmem_##N##_wait_until_all_vector(i, n, st, cmp, vs); }                                  \
+    inline size_t shmem_wait_until_any_vector(T *i, size_t n, const int *st, int cmp, T *vs)   \
+    { return shmem_##N##_wait_until_any_vector(i, n, st, cmp, vs); }                          \
+    inline size_t shmem_wait_until_some_vector(T *i, size_t n, size_t *idx, const int *st, int cmp, \
+                                               T *vs)                                          \
+    { return shmem_##N##_wait_until_some_vector(i, n, idx, st, cmp, vs); }                     \
+    inline int shmem_test_all(T *i, size_t n, const int *st, int cmp, T v)                     \
+    { return shmem_##N##_test_all(i, n, st, cmp, v); }                                         \
+    inline size_t shmem_test_any(T *i, size_t n, const int *st, int cmp, T v)                  \
+    { return shmem_##N##_test_any(i, n, st, cmp, v); }                                         \
+    inline size_t shmem_test_some(T *i, size_t n, size_t *idx, const int *st, int cmp, T v)    \
+    { return shmem_##N##_test_some(i, n, idx, st, cmp, v); }                                   \
+    inline int shmem_test_all_vector(T *i, size_t n, const int *st, int cmp, T *vs)            \
+    { return shmem_##N##_test_all_vector(i, n, st, cmp, vs); }                                 \
+    inline size_t shmem_test_any_vector(T *i, size_t n, const int *st, int cmp, T *vs)         \
+    { return shmem_##N##_test_any_vector(i, n, st, cmp, vs); }                                 \
+    inline size_t shmem_test_some_vector(T *i, size_t n, size_t *idx, const int *st, int cmp, T *vs) \
+    { return shmem_##N##_test_some_vector(i, n, idx, st, cmp, vs); }
+
+/* ---- reductions: shmem_<OP>_reduce(team, dest, source, nreduce) */
+#define SHMEM_CXX_REDUCE_(T, N, OP)                                                            \
+    inline int shmem_##OP##_reduce(shmem_team_t t, T *d, const T *s, size_t n)                 \
+    { return shmem_##N##_##OP##_reduce(t, d, s, n); }
+#define SHMEM_CXX_REDUCE_BIT_(T, N) SHMEM_X_BIT_OPS(SHMEM_CXX_REDUCE_, T, N)
+#define SHMEM_CXX_REDUCE_MINMAX_(T, N) SHMEM_X_MINMAX_OPS(SHMEM_CXX_REDUCE_, T, N)
+#define SHMEM_CXX_REDUCE_ARITH_(T, N) SHMEM_X_ARITH_OPS(SHMEM_CXX_REDUCE_, T, N)
+
 extern "C++" {
 SHMEM_CXX_TYPES_(SHMEM_CXX_RMA_)
+SHMEM_CXX_AMO_EXT_TYPES_(SHMEM_CXX_AMO_EXT_)
 SHMEM_CXX_AMO_TYPES_(SHMEM_CXX_AMO_)
+SHMEM_CXX_AMO_BIT_TYPES_(SHMEM_CXX_AMO_BIT_)
+SHMEM_CXX_AMO_TYPES_(SHMEM_CXX_SYNC_)
+SHMEM_CXX_BIT_RED_TYPES_(SHMEM_CXX_REDUCE_BIT_)
+SHMEM_CXX_MINMAX_RED_TYPES_(SHMEM_CXX_REDUCE_MINMAX_)
+SHMEM_CXX_ARITH_RED_TYPES_(SHMEM_CXX_REDUCE_ARITH_)
 }
 
 #endif

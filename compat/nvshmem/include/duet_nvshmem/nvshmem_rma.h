@@ -287,6 +287,112 @@ NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_RMA_BLOCK_)
 #define NVSHMEMI_DUET_SIZED_BLOCK_(BITS, B) NVSHMEMI_DUET_SIZED_GROUP_(BITS, B, block)
 NVSHMEMI_DUET_SIZES(NVSHMEMI_DUET_SIZED_WARP_)
 NVSHMEMI_DUET_SIZES(NVSHMEMI_DUET_SIZED_BLOCK_)
+
+/* ---- strided put / get (device): iput, iget ---------------------------------------------
+ * nelems elements; element i goes from source[i * sst] to dest[i * dst] (strides in elements,
+ * as NVSHMEM). put: dest is symmetric (on pe); get: source is. Thread scope, and _warp / _block
+ * forms that share the elements among the group and end with a group sync. Element-wise loads
+ * and stores, like NVSHMEM's own P2P path; completion as the contiguous forms (quiet). */
+template <typename T>
+static __device__ __forceinline__ void nvshmemi_duet_strided(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,
+                                                             size_t n, int pe, int get, unsigned tid, unsigned nthr)
+{
+    if (get) src = duet_dev_ptr(NVSHMEMI_DUET_W, src, pe);
+    else dest = duet_dev_ptr(NVSHMEMI_DUET_W, dest, pe);
+    for (size_t i = tid; i < n; i += nthr) dest[(ptrdiff_t)i * dst] = src[(ptrdiff_t)i * sst];
+}
+#define NVSHMEMI_DUET_STRIDED_(T, N)                                                                        \
+    static __device__ __forceinline__ void nvshmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst,       \
+                                                              ptrdiff_t sst, size_t nelems, int pe)         \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, 0, 1);                              \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst,       \
+                                                              ptrdiff_t sst, size_t nelems, int pe)         \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, 0, 1);                              \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_##N##_iput_warp(T *dest, const T *source, ptrdiff_t dst, \
+                                                                    ptrdiff_t sst, size_t nelems, int pe)   \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_detail::lane_id(), 32);     \
+        __syncwarp();                                                                                       \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_##N##_iget_warp(T *dest, const T *source, ptrdiff_t dst, \
+                                                                    ptrdiff_t sst, size_t nelems, int pe)   \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_detail::lane_id(), 32);     \
+        __syncwarp();                                                                                       \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_##N##_iput_block(T *dest, const T *source, ptrdiff_t dst, \
+                                                                     ptrdiff_t sst, size_t nelems, int pe)  \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_detail::block_tid(),        \
+                                 duet_dev_detail::block_size());                                            \
+        __syncthreads();                                                                                    \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_##N##_iget_block(T *dest, const T *source, ptrdiff_t dst, \
+                                                                     ptrdiff_t sst, size_t nelems, int pe)  \
+    {                                                                                                       \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_detail::block_tid(),        \
+                                 duet_dev_detail::block_size());                                            \
+        __syncthreads();                                                                                    \
+    }
+NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
+/* Sized: iput8 ... iput128 (elements of 1 ... 16 bytes). */
+#define NVSHMEMI_DUET_SIZED_STRIDED_(BITS, B)                                                               \
+    using nvshmemi_duet_elem##BITS##_t = typename std::conditional<                                          \
+        (B) == 1, uint8_t, typename std::conditional<(B) == 2, uint16_t, typename std::conditional<           \
+        (B) == 4, uint32_t, typename std::conditional<(B) == 8, uint64_t, uint4>::type>::type>::type>::type; \
+    static __device__ __forceinline__ void nvshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, \
+                                                              ptrdiff_t sst, size_t nelems, int pe)         \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 0, 0, 1);              \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, \
+                                                              ptrdiff_t sst, size_t nelems, int pe)         \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 1, 0, 1);              \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_iput##BITS##_warp(void *dest, const void *source,        \
+                                                                      ptrdiff_t dst, ptrdiff_t sst,         \
+                                                                      size_t nelems, int pe)                \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 0,                     \
+                                 duet_dev_detail::lane_id(), 32);                                           \
+        __syncwarp();                                                                                       \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_iget##BITS##_warp(void *dest, const void *source,        \
+                                                                      ptrdiff_t dst, ptrdiff_t sst,         \
+                                                                      size_t nelems, int pe)                \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 1,                     \
+                                 duet_dev_detail::lane_id(), 32);                                           \
+        __syncwarp();                                                                                       \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_iput##BITS##_block(void *dest, const void *source,       \
+                                                                       ptrdiff_t dst, ptrdiff_t sst,        \
+                                                                       size_t nelems, int pe)               \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 0,                     \
+                                 duet_dev_detail::block_tid(), duet_dev_detail::block_size());              \
+        __syncthreads();                                                                                    \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmemx_iget##BITS##_block(void *dest, const void *source,       \
+                                                                       ptrdiff_t dst, ptrdiff_t sst,        \
+                                                                       size_t nelems, int pe)               \
+    {                                                                                                       \
+        using E = nvshmemi_duet_elem##BITS##_t;                                                             \
+        nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 1,                     \
+                                 duet_dev_detail::block_tid(), duet_dev_detail::block_size());              \
+        __syncthreads();                                                                                    \
+    }
+NVSHMEMI_DUET_SIZES(NVSHMEMI_DUET_SIZED_STRIDED_)
 #endif /* __CUDACC__ */
 
 #endif /* DUET_NVSHMEM_RMA_H */

@@ -140,6 +140,8 @@ static inline void nvshmem_finalize(void)
     for (int t = NVSHMEM_DUET_FIRST_TEAM; t < NVSHMEM_DUET_MAX_TEAMS; t++)
         if (s->team[t]) nvshmemi_duet_check(duet_comm_destroy(s->team[t]), "nvshmem_finalize (a team)");
     nvshmemi_duet_check(duet_barrier(w), "nvshmem_finalize");
+    if (s->coll_stream) (void)cudaStreamDestroy(s->coll_stream);
+    s->coll_stream = NULL;
     memset(s->team, 0, sizeof s->team);
     memset(&s->dev, 0, sizeof s->dev);
     s->status = NVSHMEM_STATUS_NOT_INITIALIZED;

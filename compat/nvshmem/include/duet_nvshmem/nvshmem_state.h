@@ -52,6 +52,7 @@ typedef struct {
     struct {
         void *user, *base;
     } aligned[NVSHMEM_DUET_MAX_ALIGNED];
+    cudaStream_t coll_stream; /* the host collectives' stream (created by the first one) */
 } nvshmemi_duet_host_t;
 
 inline nvshmemi_duet_host_t nvshmemi_duet_host;

@@ -124,6 +124,67 @@ NVSHMEMI_DUET_SYNC_TYPES(NVSHMEMI_DUET_WAIT_)
         duet_dev_atomic_inc<T>(NVSHMEMI_DUET_W, dest, pe);                                                  \
     }
 NVSHMEMI_DUET_SYNC_TYPES(NVSHMEMI_DUET_AMO_)
+
+/* Bitwise atomics on NVSHMEM's bitwise AMO types (atom.sys and / or / xor, relaxed, as Duet's
+ * other device atomics): fetch_and / fetch_or / fetch_xor return the old value. */
+#define NVSHMEMI_DUET_BITWISE_AMO_TYPES(X)                                                             \
+    X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32)   \
+    X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)
+template <typename T>
+static __device__ __forceinline__ T nvshmemi_duet_amo_bit(T *dest, T value, int pe, int op)
+{
+    using W = typename duet_dev_detail::amo_word_<T>::type;
+    W *p = (W *)duet_dev_ptr(NVSHMEMI_DUET_W, dest, pe);
+    W v = (W)value;
+    return (T)(op == 0 ? atomicAnd_system(p, v) : op == 1 ? atomicOr_system(p, v) : atomicXor_system(p, v));
+}
+#define NVSHMEMI_DUET_AMO_BIT_(T, N)                                                                        \
+    static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch_and(T *dest, T value, int pe)            \
+    {                                                                                                       \
+        return nvshmemi_duet_amo_bit<T>(dest, value, pe, 0);                                                \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_##N##_atomic_and(T *dest, T value, int pe)               \
+    {                                                                                                       \
+        (void)nvshmemi_duet_amo_bit<T>(dest, value, pe, 0);                                                 \
+    }                                                                                                       \
+    static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch_or(T *dest, T value, int pe)             \
+    {                                                                                                       \
+        return nvshmemi_duet_amo_bit<T>(dest, value, pe, 1);                                                \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_##N##_atomic_or(T *dest, T value, int pe)                \
+    {                                                                                                       \
+        (void)nvshmemi_duet_amo_bit<T>(dest, value, pe, 1);                                                 \
+    }                                                                                                       \
+    static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch_xor(T *dest, T value, int pe)            \
+    {                                                                                                       \
+        return nvshmemi_duet_amo_bit<T>(dest, value, pe, 2);                                                \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_##N##_atomic_xor(T *dest, T value, int pe)               \
+    {                                                                                                       \
+        (void)nvshmemi_duet_amo_bit<T>(dest, value, pe, 2);                                                 \
+    }
+NVSHMEMI_DUET_BITWISE_AMO_TYPES(NVSHMEMI_DUET_AMO_BIT_)
+
+/* The extended AMO types' float and double: fetch (ld.relaxed.sys), set (st.relaxed.sys) and
+ * swap (atom.sys.exch on the bits). */
+#define NVSHMEMI_DUET_AMO_EXT_(T, N)                                                                        \
+    static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch(const T *src, int pe)                    \
+    {                                                                                                       \
+        return duet_dev_atomic_fetch<T>(NVSHMEMI_DUET_W, src, pe);                                          \
+    }                                                                                                       \
+    static __device__ __forceinline__ void nvshmem_##N##_atomic_set(T *dest, T value, int pe)               \
+    {                                                                                                       \
+        duet_dev_atomic_set<T>(NVSHMEMI_DUET_W, dest, value, pe);                                           \
+    }                                                                                                       \
+    static __device__ __forceinline__ T nvshmem_##N##_atomic_swap(T *dest, T value, int pe)                 \
+    {                                                                                                       \
+        using W = typename duet_dev_detail::amo_word_<T>::type;                                             \
+        W old = atomicExch_system((W *)duet_dev_ptr(NVSHMEMI_DUET_W, dest, pe),                             \
+                                  duet_dev_detail::bits_<W>(value));                                        \
+        return duet_dev_detail::bits_<T>(old);                                                              \
+    }
+NVSHMEMI_DUET_AMO_EXT_(float, float)
+NVSHMEMI_DUET_AMO_EXT_(double, double)
 #endif /* __CUDACC__ */
 
 /* ---- ordering --------------------------------------------------------------------------- */

@@ -53,21 +53,24 @@ static inline int nvshmem_team_split_2d(nvshmem_team_t parent, int xrange, const
     return nvshmemi_duet_unsupported("nvshmem_team_split_2d", "use nvshmem_team_split_strided");
 }
 
-/* Host-side NVSHMEM collectives: use Duet's (duet_allreduce, ...) or the NCCL layer. */
+/* The byte collectives in a file not compiled by nvcc (nvshmem_coll.h has them, and every typed
+ * collective, in .cu files: their host forms launch a kernel). */
+#ifndef __CUDACC__
 static inline int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *src, size_t bytes)
 {
     (void)team, (void)dest, (void)src, (void)bytes;
-    return nvshmemi_duet_unsupported("nvshmem_alltoallmem", "use duet_alltoall");
+    return nvshmemi_duet_unsupported("nvshmem_alltoallmem", "call it from a .cu file (nvcc)");
 }
 static inline int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *src, size_t bytes, int root)
 {
     (void)team, (void)dest, (void)src, (void)bytes, (void)root;
-    return nvshmemi_duet_unsupported("nvshmem_broadcastmem", "use duet_broadcast");
+    return nvshmemi_duet_unsupported("nvshmem_broadcastmem", "call it from a .cu file (nvcc)");
 }
 static inline int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *src, size_t bytes)
 {
     (void)team, (void)dest, (void)src, (void)bytes;
-    return nvshmemi_duet_unsupported("nvshmem_fcollectmem", "use duet_allgather");
+    return nvshmemi_duet_unsupported("nvshmem_fcollectmem", "call it from a .cu file (nvcc)");
 }
+#endif /* __CUDACC__ */
 
 #endif /* DUET_NVSHMEM_UNSUPPORTED_H */

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""nccl_torch.py — PyTorch's torch.distributed (backend "nccl", CUDA tensors) on Duet's
+libnccl.so.2: every call PyTorch makes of NCCL, each result checked.
+
+Launch it with torchrun (tests/compat/nccl_torch.sh does, with LD_PRELOAD of Duet's library):
+
+    LD_PRELOAD=build/lib/libnccl.so.2 torchrun --standalone --nproc_per_node=4 tests/compat/nccl_torch.py
+
+Ranks take GPU (LOCAL_RANK mod visible GPUs), as Duet places its GPU heap, so 2 or 4 processes
+run on one or two GPUs (several ranks per GPU: run under CUDA MPS, scripts/with-mps.sh).
+
+Covers: all_reduce (sum, max, min, product, avg, PreMulSum with a float and with a device-tensor
+factor through _make_nccl_premul_sum), async all_reduce, broadcast, reduce, all_gather,
+all_gather_into_tensor, reduce_scatter, reduce_scatter_tensor, all_to_all_single (even splits
+and uneven ones with empty blocks: sends to self inside NCCL groups), all_to_all, gather,
+scatter, send / recv, batch_isend_irecv, barrier, new_group (collectives on subgroups), over
+float32 / float16 / bfloat16 / float64 / int8 / uint8 / int32 / int64.
+
+Options: --bind-device (init_process_group(device_id=...): eager init, and new_group may use
+ncclCommSplit). With DUET_NCCL_TORCH_LIB set to the library's path, each rank checks in
+/proc/self/maps that this library, and no other libnccl, is what the process runs on.
+Prints "nccl_torch: rank R: PASS (N checks)" then "nccl_torch: rank R: destroyed"; exits 1 on a
+failed check.
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+FAILS = []
+CHECKS = [0]
+
+
+def check(cond, what):
+    CHECKS[0] += 1
+    if not cond:
+        FAILS.append(what)
+        print(f"nccl_torch: rank {dist.get_rank()}: FAIL {what}", file=sys.stderr, flush=True)
+
+
+def same(got, want, what, tol=0.0):
+    got = got.detach().to("cpu")
+    want = want.detach().to("cpu")
+    if got.shape != want.shape:
+        return check(False, f"{what}: shape {tuple(got.shape)}, want {tuple(want.shape)}")
+    if tol == 0.0:
+        ok = torch.equal(got, want)
+    else:
+        ok = torch.allclose(got.double(), want.double(), rtol=tol, atol=tol)
+    if not ok:
+        bad = (got.double() - want.double()).abs().argmax().item() if got.numel() else 0
+        return check(False, f"{what}: element {bad} is {got.flatten()[bad].item()}, "
+                            f"want {want.flatten()[bad].item()}")
+    check(True, what)
+
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+INTS = [torch.int8, torch.uint8, torch.int32, torch.int64]
+SIZES = [1, 1000, (1 << 20) + 3]
+
+
+def value(rank, n, dtype, dev, salt=0, hi=7):
+    """Rank `rank`'s input: small integers, exact in every type (sums of 4 ranks fit int8)."""
+    i = torch.arange(n, device=dev, dtype=torch.int64)
+    return ((i * 7 + rank * 3 + salt) % hi).to(dtype)
+
+
+def tol_for(dtype):
+    return {torch.float16: 2e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-6)
+
+
+def collectives(ws, me, dev):
+    n_all = list(range(ws))
+    for dtype in FLOATS + INTS:
+        for n in SIZES:
+            ins = [value(r, n, dtype, dev) for r in n_all]
+            stack = torch.stack([x.double() for x in ins])
+            tag = f"{dtype} n={n}"
+            # all_reduce: sum, max, min, product (small values), avg (floats)
+            for op, ref in ((dist.ReduceOp.SUM, stack.sum(0)), (dist.ReduceOp.MAX, stack.max(0).values),
+                            (dist.ReduceOp.MIN, stack.min(0).values)):
+                t = ins[me].clone()
+                dist.all_reduce(t, op=op)
+                same(t, ref.to(dtype), f"all_reduce {op} {tag}")
+            p_ins = [value(r, n, dtype, dev, hi=2) + 1 for r in n_all]  # 1 or 2: the product fits
+            t = p_ins[me].clone()
+            dist.all_reduce(t, op=dist.ReduceOp.PRODUCT)
+            same(t, torch.stack([x.double() for x in p_ins]).prod(0).to(dtype), f"all_reduce product {tag}")
+            if dtype in FLOATS:
+                t = ins[me].clone()
+                dist.all_reduce(t, op=dist.ReduceOp.AVG)
+                same(t, (stack.sum(0) / ws).to(dtype), f"all_reduce avg {tag}", tol_for(dtype))
+                premul(ws, me, dev, dtype, n, ins, stack, tag)
+            # async form
+            t = ins[me].clone()
+            w = dist.all_reduce(t, async_op=True)
+            w.wait()
+            same(t, stack.sum(0).to(dtype), f"all_reduce async {tag}")
+            # broadcast, reduce from / to a root that moves
+            root = (n + n_all[-1]) % ws
+            t = ins[me].clone()
+            dist.broadcast(t, src=root)
+            same(t, ins[root], f"broadcast root {root} {tag}")
+            t = ins[me].clone()
+            dist.reduce(t, dst=root, op=dist.ReduceOp.SUM)
+            if me == root:
+                same(t, stack.sum(0).to(dtype), f"reduce root {root} {tag}")
+            # all_gather (list and tensor)
+            outs = [torch.empty_like(ins[me]) for _ in n_all]
+            dist.all_gather(outs, ins[me])
+            for r in n_all:
+                same(outs[r], ins[r], f"all_gather block {r} {tag}")
+            big = torch.empty(ws * n, dtype=dtype, device=dev)
+            dist.all_gather_into_tensor(big, ins[me])
+            same(big, torch.cat(ins), f"all_gather_into_tensor {tag}")
+            # reduce_scatter (list and tensor): block b of rank r's input is value(r, salt=b)
+            blocks = [[value(r, n, dtype, dev, salt=b) for b in n_all] for r in n_all]
+            want = torch.stack([blocks[r][me].double() for r in n_all]).sum(0).to(dtype)
+            out = torch.empty(n, dtype=dtype, device=dev)
+            dist.reduce_scatter(out, [x.clone() for x in blocks[me]], op=dist.ReduceOp.SUM)
+            same(out, want, f"reduce_scatter {tag}")
+            out = torch.empty(n, dtype=dtype, device=dev)
+            dist.reduce_scatter_tensor(out, torch.cat(blocks[me]), op=dist.ReduceOp.SUM)
+            same(out, want, f"reduce_scatter_tensor {tag}")
+            if dtype in FLOATS:
+                out = torch.empty(n, dtype=dtype, device=dev)
+                dist.reduce_scatter_tensor(out, torch.cat(blocks[me]), op=dist.ReduceOp.AVG)
+                same(out, (want.double() / ws).to(dtype), f"reduce_scatter_tensor avg {tag}", tol_for(dtype))
+
+
+def premul(ws, me, dev, dtype, n, ins, stack, tag):
+    make = getattr(dist, "_make_nccl_premul_sum", None)
+    if make is None:
+        if me == 0 and n == SIZES[0] and dtype == FLOATS[0]:
+            print("nccl_torch: this PyTorch has no _make_nccl_premul_sum: PreMulSum not exercised", flush=True)
+        return
+    # a float factor: ncclScalarHostImmediate
+    t = ins[me].clone()
+    dist.all_reduce(t, op=make(0.5))
+    same(t, (stack * 0.5).sum(0).to(dtype), f"all_reduce premul(0.5) {tag}")
+    # a device tensor factor: ncclScalarDevice, read by the GPU in stream order; written on the
+    # current stream just before the call (PyTorch's NCCL stream waits for it)
+    factor = torch.full((1,), 2.0, dtype=dtype, device=dev)
+    factor.fill_(3.0)
+    t = ins[me].clone()
+    dist.all_reduce(t, op=make(factor))
+    same(t, (stack * 3).sum(0).to(dtype), f"all_reduce premul(device tensor 3) {tag}")
+    # reduce_scatter and reduce with PreMulSum
+    blocks = [torch.cat([value(r, n, dtype, dev, salt=b) for b in range(ws)]) for r in range(ws)]
+    out = torch.empty(n, dtype=dtype, device=dev)
+    dist.reduce_scatter_tensor(out, blocks[me], op=make(0.5))
+    want = torch.stack([b[me * n:(me + 1) * n].double() * 0.5 for b in blocks]).sum(0).to(dtype)
+    same(out, want, f"reduce_scatter_tensor premul(0.5) {tag}")
+    t = ins[me].clone()
+    dist.reduce(t, dst=ws - 1, op=make(factor))
+    if me == ws - 1:
+        same(t, (stack * 3).sum(0).to(dtype), f"reduce premul(device tensor 3) root {ws - 1} {tag}")
+
+
+def alltoall(ws, me, dev):
+    for dtype in (torch.float32, torch.int64, torch.bfloat16):
+        for per in (1, 333, 65537):
+            # even splits: block j of rank r goes to rank j
+            inp = torch.cat([value(me, per, dtype, dev, salt=j) for j in range(ws)])
+            out = torch.empty_like(inp)
+            dist.all_to_all_single(out, inp)
+            same(out, torch.cat([value(r, per, dtype, dev, salt=me) for r in range(ws)]),
+                 f"all_to_all_single even {dtype} per={per}")
+            # uneven: rank r sends split(r, j) elements to rank j; some are empty (self included)
+            def split(r, j):
+                return ((r * 2 + j) % 4) * per // 2
+
+            ins = [split(me, j) for j in range(ws)]
+            outs = [split(r, me) for r in range(ws)]
+            inp = torch.cat([value(me, ins[j], dtype, dev, salt=10 + j) for j in range(ws)])
+            out = torch.full((sum(outs),), -1, dtype=dtype, device=dev) if sum(outs) else \
+                torch.empty(0, dtype=dtype, device=dev)
+            dist.all_to_all_single(out, inp, output_split_sizes=outs, input_split_sizes=ins)
+            same(out, torch.cat([value(r, outs[r], dtype, dev, salt=10 + me) for r in range(ws)]),
+                 f"all_to_all_single uneven {dtype} per={per} in={ins} out={outs}")
+            # list form
+            inl = [value(me, per + j, dtype, dev, salt=20 + j) for j in range(ws)]
+            outl = [torch.empty(per + me, dtype=dtype, device=dev) for _ in range(ws)]
+            dist.all_to_all(outl, inl)
+            for r in range(ws):
+                same(outl[r], value(r, per + me, dtype, dev, salt=20 + me), f"all_to_all from {r} {dtype} per={per}")
+
+
+def gather_scatter(ws, me, dev):
+    for n in (1, 4099):
+        for root in range(ws):
+            x = value(me, n, torch.float32, dev, salt=root)
+            gl = [torch.empty_like(x) for _ in range(ws)] if me == root else None
+            dist.gather(x, gl, dst=root)
+            if me == root:
+                for r in range(ws):
+                    same(gl[r], value(r, n, torch.float32, dev, salt=root), f"gather root {root} from {r} n={n}")
+            sl = [value(root, n, torch.float32, dev, salt=30 + r) for r in range(ws)] if me == root else None
+            y = torch.empty(n, dtype=torch.float32, device=dev)
+            dist.scatter(y, sl, src=root)
+            same(y, value(root, n, torch.float32, dev, salt=30 + me), f"scatter root {root} n={n}")
+
+
+def point_to_point(ws, me, dev):
+    for n in (1, 1000, (1 << 20) + 1):
+        # send / recv in pairs (0-1, 2-3...): even ranks send first, odd receive first
+        if ws % 2 == 0:
+            peer = me ^ 1
+            x = value(me, n, torch.float32, dev, salt=40)
+            y = torch.empty(n, dtype=torch.float32, device=dev)
+            if me % 2 == 0:
+                dist.send(x, dst=peer)
+                dist.recv(y, src=peer)
+            else:
+                dist.recv(y, src=peer)
+                dist.send(x, dst=peer)
+            same(y, value(peer, n, torch.float32, dev, salt=40), f"send/recv with {peer} n={n}")
+        # batch_isend_irecv: a ring both ways
+        right, left = (me + 1) % ws, (me - 1) % ws
+        a = value(me, n, torch.float16, dev, salt=50)
+        b = value(me, n, torch.float16, dev, salt=51)
+        from_left = torch.empty_like(a)
+        from_right = torch.empty_like(b)
+        ops = [dist.P2POp(dist.isend, a, right), dist.P2POp(dist.irecv, from_left, left),
+               dist.P2POp(dist.isend, b, left), dist.P2POp(dist.irecv, from_right, right)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        same(from_left, value(left, n, torch.float16, dev, salt=50), f"batch_isend_irecv from left n={n}")
+        same(from_right, value(right, n, torch.float16, dev, salt=51), f"batch_isend_irecv from right n={n}")
+
+
+def subgroups(ws, me, dev):
+    """new_group: evens and odds (every rank in one), and all ranks; collectives on them."""
+    evens, odds = list(range(0, ws, 2)), list(range(1, ws, 2))
+    g_even = dist.new_group(evens)
+    g_odd = dist.new_group(odds) if odds else None
+    g_all = dist.new_group(list(range(ws)))
+    mine, members = (g_even, evens) if me % 2 == 0 else (g_odd, odds)
+    for n in (7, 100003):
+        x = value(me, n, torch.float32, dev, salt=60)
+        t = x.clone()
+        dist.all_reduce(t, group=mine)
+        same(t, torch.stack([value(r, n, torch.float32, dev, salt=60).double() for r in members]).sum(0).float(),
+             f"all_reduce on new_group {members} n={n}")
+        t = x.clone()
+        dist.broadcast(t, src=members[-1], group=mine)
+        same(t, value(members[-1], n, torch.float32, dev, salt=60), f"broadcast on new_group {members} n={n}")
+        outs = [torch.empty_like(x) for _ in members]
+        dist.all_gather(outs, x, group=mine)
+        for i, r in enumerate(members):
+            same(outs[i], value(r, n, torch.float32, dev, salt=60), f"all_gather on new_group {members} n={n}")
+        t = x.clone()
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=g_all)
+        same(t, torch.stack([value(r, n, torch.float32, dev, salt=60).double() for r in range(ws)]).max(0)
+             .values.float(), f"all_reduce max on new_group(all) n={n}")
+    dist.barrier(group=g_all, device_ids=[dev.index])
+    return [g for g in (g_even, g_odd, g_all) if g is not None]
+
+
+def served_by(lib):
+    """The libnccl files mapped into this process."""
+    paths = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and "libnccl" in os.path.basename(parts[5]):
+                paths.add(os.path.realpath(parts[5]))
+    return paths
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bind-device", action="store_true", help="init_process_group(device_id=...)")
+    args = ap.parse_args()
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    ngpu = torch.cuda.device_count()
+    dev = torch.device("cuda", local % ngpu)
+    torch.cuda.set_device(dev)
+    kw = {"device_id": dev} if args.bind_device else {}
+    dist.init_process_group("nccl", **kw)
+    ws, me = dist.get_world_size(), dist.get_rank()
+    if me == 0:
+        print(f"nccl_torch: torch {torch.__version__}, {ws} ranks on {ngpu} GPU(s), NCCL version "
+              f"{torch.cuda.nccl.version()}, bind-device {args.bind_device}", flush=True)
+
+    # the first collective creates the communicator: then see which library serves it
+    t = torch.ones(1, device=dev)
+    dist.all_reduce(t)
+    same(t, torch.full((1,), float(ws)), "first all_reduce")
+    lib = os.environ.get("DUET_NCCL_TORCH_LIB")
+    if lib:
+        mapped = served_by(lib)
+        check(mapped == {os.path.realpath(lib)},
+              f"libnccl mapped: {sorted(mapped)}, want only {os.path.realpath(lib)}")
+        if me == 0:
+            print(f"nccl_torch: libnccl in this process: {sorted(mapped)}", flush=True)
+
+    collectives(ws, me, dev)
+    alltoall(ws, me, dev)
+    gather_scatter(ws, me, dev)
+    point_to_point(ws, me, dev)
+    groups = subgroups(ws, me, dev)
+    dist.barrier(device_ids=[dev.index])
+    torch.cuda.synchronize()
+
+    bad = torch.tensor([len(FAILS)], device=dev)
+    dist.all_reduce(bad)
+    failed_anywhere = int(bad.item())
+    if FAILS:
+        print(f"nccl_torch: rank {me}: {len(FAILS)} of {CHECKS[0]} checks FAILED", flush=True)
+    else:
+        print(f"nccl_torch: rank {me}: PASS ({CHECKS[0]} checks)", flush=True)
+    # teardown as programs do it (every group, in PyTorch's order); Duet's destroy is collective
+    del groups
+    dist.barrier(device_ids=[dev.index])
+    torch.cuda.synchronize()
+    dist.destroy_process_group()
+    print(f"nccl_torch: rank {me}: destroyed", flush=True)
+    return 1 if FAILS or failed_anywhere else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
