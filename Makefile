@@ -55,6 +55,7 @@ run-examples: examples
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/hello
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/stencil
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/oneshot
+	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/devput
 	$(BUILD)/bin/duetrun -n $(NP) $(BUILD)/bin/moe -t 128
 	BUILD=$(BUILD) examples/crossover/crossover.sh -n $(NP)
 	$(BUILD)/bin/duetrun -n 4 --ft $(BUILD)/bin/ft_survive
