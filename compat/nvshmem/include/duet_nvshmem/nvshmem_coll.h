@@ -194,6 +194,10 @@ static __host__ __device__ __forceinline__ int nvshmemi_duet_coll_any(const char
                                                                       const T *src, size_t n, int root)
 {
 #ifdef __CUDA_ARCH__
+    /* the host form's kernel must be instantiated in the device pass too, which never sees the
+     * #else branch below: without this reference its launch finds no device code ("invalid
+     * device function") */
+    (void)&nvshmemi_duet_coll::kernel<T, KIND>;
     return nvshmemi_duet_coll::run<T, KIND, nvshmemi_duet_coll::THREAD>(call, t, dest, src, n, root);
 #else
     return nvshmemi_duet_coll::launch<T, KIND>(call, t, dest, src, n, root, 0, 1);
