@@ -20,25 +20,8 @@
 
 #include "shmem_internal.h"
 
-/* ---- the bound: Duet's DUET_WAIT_TIMEOUT (src/util: SECS, default 300, 0 = wait forever;
- * an invalid value means the default, as Duet reads it). Duet has no public call that gives
- * its configured value, so this reads the same variable the same way. */
-static double timeout_s_ = 300;
-static pthread_once_t timeout_once_ = PTHREAD_ONCE_INIT;
-static void read_timeout(void)
-{
-    const char *t = getenv("DUET_WAIT_TIMEOUT");
-    if (!t) return;
-    char *end;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (end != t && !errno && *end == '\0' && v >= 0 && !isinf(v)) timeout_s_ = v;
-}
-double shm_wait_timeout(void)
-{
-    pthread_once(&timeout_once_, read_timeout);
-    return timeout_s_;
-}
+/* ---- the bound: Duet's own (DUET_WAIT_TIMEOUT, duet_wait_timeout(); 0 = wait forever) */
+double shm_wait_timeout(void) { return duet_wait_timeout(); }
 
 static uint64_t now_ns(void)
 {

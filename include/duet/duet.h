@@ -69,6 +69,10 @@ const char *duet_last_error(void);
  * behind a NULL from duet_malloc() and the other calls that return pointers. */
 duet_status_t duet_last_status(void);
 
+/* The bound, in seconds, on every wait of the library (DUET_WAIT_TIMEOUT; default 300; 0: no
+ * bound): layers that wait on memory themselves (compat/shmem) use the same one. */
+double duet_wait_timeout(void);
+
 /* "0.1.0" */
 const char *duet_version_string(void);
 

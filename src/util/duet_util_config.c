@@ -106,6 +106,8 @@ const duet_cfg_t *duet_cfg(void)
     return duet_cfg_raw_();
 }
 
+double duet_wait_timeout(void) { return duet_cfg()->wait_timeout; }
+
 size_t duet_cfg_rows(void) { return DUET_ARRAY_LEN(cfg_table); }
 
 void duet_cfg_row(size_t i, duet_cfg_row_t *row)
