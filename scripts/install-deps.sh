@@ -12,6 +12,10 @@ have make   || need="$need make"
 have oshcc  || need="$need openmpi-bin libopenmpi-dev"   # the OpenSHMEM/MPI anchors for bench/
 have python3 || need="$need python3"
 have gnuplot || need="$need gnuplot-nox"                 # duet-perf --plot (make run)
+[ -e /usr/include/ucp/api/ucp.h ] || need="$need libucx-dev"  # the net transport (UCX)
+have ucx_perftest || need="$need ucx-utils"              # ucx_perftest: tests/net, bench/ucx_floor.sh
+have ip      || need="$need iproute2"                    # network namespaces as hosts (tests/net)
+have ping    || need="$need iputils-ping"                # tests/net/test_netns.sh
 
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && have apt-get; then
