@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "core/duet_comm.h"
 #include "core/duet_ft.h"
+#include "core/duet_host.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_heap.h"
 
@@ -20,53 +21,94 @@ static int world_refs;
 
 /* Every rank's view of the job, compared at creation so mistakes fail early. */
 typedef struct {
-    char host[64];
+    duet_host_key_t key; /* which peers share my memory, pids, sockets (duet_host.h) */
     uint64_t heap_size;
     int32_t pid;
-    cpu_set_t cpus; /* where this rank may run */
+    int32_t net_mode;    /* DUET_NET, parsed: must match */
+    cpu_set_t cpus;      /* where this rank may run */
 } rank_info_t;
 
-/* More ranks on this host than CPUs they can run on: waiting ranks must yield at once,
- * since spinning only delays the peer that would end the wait. */
-static int host_oversubscribed(const rank_info_t *all, int n, const char *host)
+/* More ranks on this machine than CPUs they can run on: waiting ranks must yield at once,
+ * since spinning only delays the peer that would end the wait. The machine, not the shm
+ * domain: containers with their own /dev/shm still share the CPUs. */
+static int host_oversubscribed(const rank_info_t *all, int n, const duet_host_key_t *me)
 {
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     int local = 0;
     for (int r = 0; r < n; r++) {
-        if (strcmp(all[r].host, host) != 0) continue;
+        if (!(duet_host_reach(me, &all[r].key) & DUET_HOST_MACHINE)) continue;
         local++;
         CPU_OR(&cpus, &cpus, &all[r].cpus);
     }
     return local > CPU_COUNT(&cpus);
 }
 
-/* Compares every rank's view of the job; *pids gets each rank's process id (for the
- * failure detector, duet_ft.c; the caller frees it). */
+/* Ranks whose /dev/shm is not mine need the net transport (docs/NETWORK.md, issue 8), which
+ * does not exist yet: refused, naming up to four of them, with their host names and why. */
+static duet_status_t refuse_remote(const rank_info_t *all, int n, int me, duet_net_mode_t mode)
+{
+    char list[768] = "", why[200];
+    int used = 0, count = 0;
+    for (int r = 0; r < n; r++) {
+        if (duet_host_reach(&all[me].key, &all[r].key) & DUET_HOST_SHM) continue;
+        if (count++ >= 4 || used >= (int)sizeof list) continue;
+        duet_host_why_apart(&all[me].key, &all[r].key, why, sizeof why);
+        used += snprintf(list + used, sizeof list - (size_t)used, "%srank %d (host %.64s: %s)",
+                         count > 1 ? "; " : "", r, all[r].key.host, why);
+    }
+    if (!count) return DUET_OK;
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
+                     "rank %d (host %.64s) cannot share memory with %d rank(s): %s%s. Ranks on several "
+                     "hosts need the net transport of issue 8 (docs/NETWORK.md), which this build does "
+                     "not have yet%s", me, all[me].key.host, count, list, count > 4 ? "; ..." : "",
+                     mode == DUET_NET_OFF ? " (and DUET_NET=off refuses them)" : "");
+}
+
+/* Compares every rank's view of the job (one allgather); *pids gets each rank's process id
+ * for the failure detector (duet_ft.c; the caller frees it). */
 static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids)
 {
-    rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid()};
-    gethostname(mine.host, sizeof mine.host - 1);
+    duet_net_mode_t mode = duet_host_net_mode();
+    rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid(), .net_mode = (int32_t)mode};
+    duet_host_key_get(&mine.key);
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
-    rank_info_t *all = malloc(sizeof *all * (size_t)b->nranks);
+    int n = b->nranks, me = b->rank;
+    rank_info_t *all = malloc(sizeof *all * (size_t)n);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
     duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
-    for (int r = 0; st == DUET_OK && r < b->nranks; r++) {
+    for (int r = 0; st == DUET_OK && r < n; r++) {
         if (all[r].heap_size != heap_size)
             st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
                            "rank %d asks for a %llu-byte symmetric heap, rank %d for %zu "
                            "(DUET_SYMMETRIC_SIZE must match on every rank)",
-                           r, (unsigned long long)all[r].heap_size, b->rank, heap_size);
-        else if (strcmp(all[r].host, mine.host) != 0)
-            st = DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
-                           "rank %d runs on host %s and rank %d on %s: ranks on several hosts need "
-                           "the network transport, which this build does not have yet",
-                           r, all[r].host, b->rank, mine.host);
+                           r, (unsigned long long)all[r].heap_size, me, heap_size);
+        else if (all[r].net_mode != (int32_t)mode)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "rank %d runs with DUET_NET=%s, rank %d with %s "
+                           "(DUET_NET must match on every rank)", r,
+                           duet_host_net_name((duet_net_mode_t)all[r].net_mode), me, duet_host_net_name(mode));
     }
-    if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, b->nranks, mine.host);
-    if (st == DUET_OK && !(*pids = malloc(sizeof **pids * (size_t)b->nranks)))
+    /* every rank decides from the same table, so all of them refuse together (no one waits) */
+    if (st == DUET_OK && mode == DUET_NET_FORCE)
+        st = DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
+                       "DUET_NET=force (for tests: treat local peers as remote) needs the net transport "
+                       "of issue 8 (docs/NETWORK.md), which this build does not have yet; unset DUET_NET "
+                       "or set it to auto");
+    if (st == DUET_OK) st = refuse_remote(all, n, me, mode);
+    if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, n, &mine.key);
+    if (st == DUET_OK && !(*pids = malloc(sizeof **pids * (size_t)n)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
-    for (int r = 0; st == DUET_OK && r < b->nranks; r++) (*pids)[r] = all[r].pid;
+    for (int r = 0; st == DUET_OK && r < n; r++) {
+        (*pids)[r] = all[r].pid;
+        /* a pid from another pid namespace names some other process here (or none: a
+         * "death" at once): such a peer is watched as myself, i.e. not by pid, until the
+         * detector learns other ways (docs/NETWORK.md 2.10) */
+        if (!(duet_host_reach(&mine.key, &all[r].key) & DUET_HOST_PID)) {
+            (*pids)[r] = mine.pid;
+            DUET_LOG(INFO, INIT, "rank %d (host %.64s) is in another pid namespace: its death is "
+                     "seen only as a timeout", r, all[r].key.host);
+        }
+    }
     free(all);
     return st;
 }

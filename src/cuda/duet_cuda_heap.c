@@ -2,7 +2,8 @@
  * Creating and destroying the GPU symmetric heap (layout: duet_cuda_heap.h).
  *
  * Collective over the root communicator's bootstrap, in three exchanges:
- *   1. host names and pids: which ranks share this host, and my local rank (-> my GPU);
+ *   1. host keys (core/duet_host.h) and pids: which ranks share this host's memory, and my
+ *      local rank among them (-> my GPU);
  *   2. what each rank could do alone: no GPU (then nobody gets a GPU heap, DUET_OK), a
  *      failure (everyone fails, naming the rank), its part size (must match), and whether it
  *      made its part with cuMemCreate + a POSIX-fd handle (VMM);
@@ -18,9 +19,10 @@
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_fdpass.h"
 #include "cuda/duet_cuda_state.h"
+#include "core/duet_host.h"
 
 typedef struct {
-    char host[64];
+    duet_host_key_t key;
     int32_t pid;
 } who_t;
 
@@ -259,13 +261,19 @@ void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
 
 /* Steps 2 and 3 above, once the local ranks are known. */
 static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, const uint8_t *local,
-                           const int32_t *pids, int local_rank, int device)
+                           const int32_t *pids, int local_rank, int fdpass, int device)
 {
     int n = b->nranks, me = b->rank;
     gpu_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)n);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     local_t loc = {0, 0, -1};
     probe(&mine, &loc, local_rank, device);
+    if (mine.vmm && fdpass >= 0) { /* VMM would need fds from a peer my sockets cannot reach */
+        DUET_LOG(INFO, CUDA, "GPU heap: rank %d is in another network or pid namespace (no fd passing "
+                 "with it); every rank uses cudaIpc", fdpass);
+        local_release(&loc);
+        mine.vmm = 0;
+    }
     duet_status_t st = duet_boot_allgather(b, &mine, all, sizeof mine);
     int gpus = 0, vmms = 0;
     for (int r = 0; !st && r < n; r++) {
@@ -357,16 +365,22 @@ duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *
     who_t mine = {.pid = (int32_t)getpid()}, *all = malloc(sizeof *all * (size_t)n);
     uint8_t *local = malloc((size_t)n);
     int32_t *pids = malloc(sizeof *pids * (size_t)n);
-    gethostname(mine.host, sizeof mine.host - 1);
+    duet_host_key_get(&mine.key);
     duet_status_t st = all && local && pids ? DUET_OK : DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     if (!st) st = duet_boot_allgather(b, &mine, all, sizeof mine);
-    int local_rank = 0;
+    /* local: the ranks whose memory maps here (the same rule as the host heap's); fd passing
+     * (VMM) also needs their abstract sockets (network namespace) and their pids (the
+     * SO_PEERCRED check), else the first such rank is named and everyone takes cudaIpc */
+    int local_rank = 0, fdpass = -1;
     for (int r = 0; !st && r < n; r++) {
-        local[r] = strcmp(all[r].host, mine.host) == 0;
+        unsigned reach = duet_host_reach(&mine.key, &all[r].key);
+        local[r] = (reach & DUET_HOST_SHM) != 0;
         pids[r] = all[r].pid;
         if (r < b->rank && local[r]) local_rank++;
+        if (local[r] && (reach & (DUET_HOST_FD | DUET_HOST_PID)) != (DUET_HOST_FD | DUET_HOST_PID) && fdpass < 0)
+            fdpass = r;
     }
-    if (!st) st = build(h, b, tag, local, pids, local_rank, device);
+    if (!st) st = build(h, b, tag, local, pids, local_rank, fdpass, device);
     free(all);
     free(local);
     free(pids);

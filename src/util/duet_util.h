@@ -94,6 +94,11 @@ void duet_log_set_rank(int rank);
       "Bound in seconds on every bootstrap wait (connect, rendezvous, out-of-band exchange)")   \
     X(BOOTSTRAP_IFADDR, bootstrap_ifaddr, STR, "",                                               \
       "Address the rendezvous root listens on and advertises (default: the host's address)")    \
+    X(NET, net, STR, "auto",                                                                     \
+      "Transport between ranks on different hosts (docs/NETWORK.md): auto: net (UCX) to other "  \
+      "hosts, shared memory inside one (no net transport yet: a job on several hosts is "        \
+      "refused); off: refuse jobs on several hosts; force: for tests, treat local peers as "     \
+      "remote once the net transport exists (refused at init until then)")                      \
     X(WAIT_TIMEOUT, wait_timeout, SECS, "300",                                                   \
       "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
     X(FT_PERIOD_MS, ft_period_ms, NUM, "10",                                                     \

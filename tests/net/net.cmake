@@ -14,4 +14,14 @@ add_test(NAME net.ucx_perftest
          COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
                  ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/test_ucx_perftest.sh)
 
-set_tests_properties(net.netns net.ucx_perftest PROPERTIES LABELS net TIMEOUT 60 SKIP_RETURN_CODE 77)
+# host identity (docs/NETWORK.md 2.2): two ranks of examples/hello on two hosts, started by
+# hand; refused at once with the reason where /dev/shm is separate (whatever the host names
+# say), accepted as one host where the namespaces share /dev/shm
+foreach(mode refused same_hostname shared_shm)
+  add_test(NAME net.hosts_${mode}
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
+                   ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/test_hosts.sh ${mode} $<TARGET_FILE:hello>)
+endforeach()
+
+set_tests_properties(net.netns net.ucx_perftest net.hosts_refused net.hosts_same_hostname net.hosts_shared_shm
+                     PROPERTIES LABELS net TIMEOUT 60 SKIP_RETURN_CODE 77)

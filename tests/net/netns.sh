@@ -37,12 +37,14 @@
 #   - its own network: lo and eth0 with SUBNET.I, the other hosts on the /24, no route
 #     anywhere else;
 #   - its own hostname, PREFIX-I (a UTS namespace per exec; DUETNET_UTS=0 keeps the
-#     machine's). Duet decides which ranks share a host by comparing gethostname() (core's
-#     check_peers, the cuda heap): without this, ranks in different namespaces look local
-#     and would talk through shared memory. /etc/hosts (ip netns exec's /etc/netns/NS/hosts)
-#     maps every host's name to its address, so getaddrinfo(gethostname()) finds SUBNET.I;
+#     machine's), for messages and name lookups: /etc/hosts (ip netns exec's
+#     /etc/netns/NS/hosts) maps every host's name to its address, so
+#     getaddrinfo(gethostname()) finds SUBNET.I. Duet does not compare host names (since
+#     issue 8's stage 1, docs/NETWORK.md 2.2): its hosts are told apart by /dev/shm, next;
 #   - its own /dev/shm: /dev/shm/PREFIX/I/1 bind-mounted there, the same for every exec on
-#     host I, so nothing passes between hosts through shared memory. DUETNET_PRIVATE lists
+#     host I, so nothing passes between hosts through shared memory, and Duet, which puts
+#     ranks on one host when boot id and /dev/shm (device, inode) match, sees separate hosts
+#     (with DUETNET_PRIVATE="" the namespaces are one host to it). DUETNET_PRIVATE lists
 #     the paths made private so (default "/dev/shm"; "" for none; "/dev/shm /tmp" adds /tmp,
 #     where Duet's one-host rendezvous file lives);
 #   - DUETNET_HOST=I, DUETNET_ADDR=SUBNET.I, DUETNET_IFACE=eth0 in its environment.
