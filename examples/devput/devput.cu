@@ -56,6 +56,7 @@
 #include "bench_util.h"
 
 #define PROG "devput_gpu"
+#include "../common/fit_plot.h"
 
 /* The table's time columns: the put, then duet_allreduce on heap / cudaMalloc buffers, each back
  * to back (events) and each call synchronized (host clock). */
@@ -323,75 +324,6 @@ static void time_launch(devput_t *d, double *stream_us, double *sync_us)
 /* ------------------------------------------------------------------------------------
  * The model: T(S) = alpha + beta * S
  * ------------------------------------------------------------------------------------ */
-typedef struct {
-    double alpha;  /* us */
-    double beta;   /* us per byte */
-} fit_t;
-
-/* Least squares on the relative error, sum(((alpha + beta S) / t - 1)^2), i.e. weights 1 / t^2;
- * a negative alpha or beta is set to 0 and the other refitted. */
-static fit_t fit_line(const double *S, const double *t, int m)
-{
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (int i = 0; i < m; i++) {
-        double w = 1.0 / (t[i] * t[i]);
-        sw += w, sx += w * S[i], sy += w * t[i], sxx += w * S[i] * S[i], sxy += w * S[i] * t[i];
-    }
-    double det = sw * sxx - sx * sx;
-    fit_t f = {m > 0 ? sy / sw : 0.0, 0.0};
-    if (m < 2 || det <= 0) return f;
-    f.alpha = (sxx * sy - sx * sxy) / det;
-    f.beta = (sw * sxy - sx * sy) / det;
-    if (f.alpha < 0) f.alpha = 0, f.beta = sxy / sxx;
-    else if (f.beta < 0) f.beta = 0, f.alpha = sy / sw;
-    return f;
-}
-
-static const char *human(double bytes, char *buf, size_t len)
-{
-    if (bytes >= 1024.0 * 1024 * 1024) snprintf(buf, len, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024) snprintf(buf, len, "%.1f MiB", bytes / (1024.0 * 1024));
-    else if (bytes >= 1024.0) snprintf(buf, len, "%.1f KiB", bytes / 1024.0);
-    else snprintf(buf, len, "%.0f B", bytes);
-    return buf;
-}
-
-static void print_fit(const char *name, fit_t f)
-{
-    printf("  %-26s alpha %8.2f us   beta %9.5f us/KiB", name, f.alpha, f.beta * 1024);
-    if (f.beta > 0) printf(" (%.1f GB/s)\n", 1e-3 / f.beta);
-    else printf(" (no slope)\n");
-}
-
-/* Where the fitted lines of the device put (p) and an allreduce (a) meet, said in words; `largest`:
- * the largest size measured (a crossover past it is the lines' extrapolation). */
-static void print_model_crossover(const char *name, fit_t p, fit_t a, double largest)
-{
-    double da = a.alpha - p.alpha, db = p.beta - a.beta; /* the put's lead in alpha, its lag in beta */
-    char s[32];
-    printf("  vs %-26s ", name);
-    if (da >= 0 && db <= 0) printf("no crossover: the device put is faster at every size\n");
-    else if (da <= 0 && db >= 0) printf("no crossover: the allreduce is faster at every size\n");
-    else {
-        if (da > 0) printf("the device put is faster below %s, the allreduce above", human(da / db, s, sizeof s));
-        else printf("the allreduce is faster below %s, the device put above", human(da / db, s, sizeof s));
-        printf("%s\n", da / db > largest ? " (past the largest size measured)" : "");
-    }
-}
-
-/* The smallest size from which the allreduce is at least as fast at every larger size. */
-static void print_measured_crossover(const char *name, const double *S, const double *put, const double *ar,
-                                     int m)
-{
-    int from = m;
-    while (from > 0 && ar[from - 1] <= put[from - 1]) from--;
-    char s[32];
-    printf("  vs %-26s ", name);
-    if (from == m) printf("the device put is faster up to the largest size\n");
-    else if (from == 0) printf("the allreduce is as fast or faster at every size\n");
-    else printf("the allreduce is as fast or faster from %s on\n", human(S[from], s, sizeof s));
-}
-
 /* ------------------------------------------------------------------------------------
  * Output
  * ------------------------------------------------------------------------------------ */
@@ -409,30 +341,6 @@ static void print_header(const devput_t *d, int dev)
            d->blocks, d->blocks == 1 ? "" : "s", RING_THREADS);
     printf("  allreduce: duet_allreduce, float32 sum, on a stream: back to back, and each call synchronized;\n"
            "    heap: buffers from duet_malloc_device (symmetric), cudaMalloc: buffers from cudaMalloc\n");
-}
-
-/* gnuplot's input: a pipe to gnuplot, or, where there is none, FILE.gp, a script that makes the
- * same picture elsewhere (gnuplot FILE.gp). *piped says which. */
-static FILE *plot_open(const char *file, int *piped)
-{
-    *piped = system("command -v gnuplot >/dev/null 2>&1") == 0;
-    if (*piped) {
-        signal(SIGPIPE, SIG_IGN); /* a gnuplot that dies early must not take the program with it */
-        return popen("gnuplot", "w");
-    }
-    char script[1024];
-    snprintf(script, sizeof script, "%s.gp", file);
-    FILE *f = fopen(script, "w");
-    if (f) fprintf(stderr, "%s: no gnuplot here: `gnuplot %s` makes %s elsewhere\n", PROG, script, file);
-    else fprintf(stderr, "%s: no gnuplot, and cannot write %s: no plot\n", PROG, script);
-    return f;
-}
-
-static void plot_close(FILE *gp, int piped, const char *file)
-{
-    if (!piped) fclose(gp);
-    else if (pclose(gp) == 0) printf("%s: plot written to %s\n", PROG, file);
-    else fprintf(stderr, "%s: gnuplot failed: no plot\n", PROG);
 }
 
 static void plot(const char *file, const devput_t *d, const double *S, const double (*t)[COLS], int m,
@@ -474,11 +382,11 @@ static void report(const devput_t *d, const double *S, const double (*t)[COLS], 
     for (int k = 0; k < COLS; k++) f[k] = fit_line(S, col[k], m);
     printf("fit T(S) = alpha + beta * S (least squares on the relative error); allreduce on heap or"
            " cudaMalloc buffers:\n");
-    for (int k = 0; k < COLS; k++) print_fit(col_name[k], f[k]);
+    for (int k = 0; k < COLS; k++) print_fit(col_name[k], f[k], 2);
     printf("crossover predicted by the fits:\n");
-    for (int k = PUT + 1; k < COLS; k++) print_model_crossover(col_name[k], f[PUT], f[k], S[m - 1]);
+    for (int k = PUT + 1; k < COLS; k++) print_model_crossover(col_name[k], "device put", f[PUT], f[k], S[m - 1]);
     printf("crossover measured:\n");
-    for (int k = PUT + 1; k < COLS; k++) print_measured_crossover(col_name[k], S, col[PUT], col[k], m);
+    for (int k = PUT + 1; k < COLS; k++) print_measured_crossover(col_name[k], "device put", S, col[PUT], col[k], m);
     fflush(stdout);
     if (plot_file && m > 0) plot(plot_file, d, S, t, m, f);
 }

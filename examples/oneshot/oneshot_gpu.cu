@@ -64,6 +64,7 @@
 #include "bench_util.h"
 
 #define PROG "oneshot_gpu"
+#include "../common/fit_plot.h"
 
 enum { HAND, HEAP, DEV, WAYS }; /* the three allreduces: by hand; duet_allreduce on heap / cudaMalloc buffers */
 
@@ -337,30 +338,6 @@ static void print_header(const shot_t *o, int dev, int iters)
     printf("%10s %7s %12s %14s %20s %10s %8s  %s\n", "bytes", "blocks", "by hand us", "duet heap us",
            "duet cudaMalloc us", "hand/heap", "hand/cM", "same result");
     fflush(stdout);
-}
-
-/* gnuplot's input: a pipe to gnuplot, or, where there is none, FILE.gp, a script that makes the
- * same picture elsewhere (gnuplot FILE.gp). *piped says which. */
-static FILE *plot_open(const char *file, int *piped)
-{
-    *piped = system("command -v gnuplot >/dev/null 2>&1") == 0;
-    if (*piped) {
-        signal(SIGPIPE, SIG_IGN); /* a gnuplot that dies early must not take the program with it */
-        return popen("gnuplot", "w");
-    }
-    char script[1024];
-    snprintf(script, sizeof script, "%s.gp", file);
-    FILE *f = fopen(script, "w");
-    if (f) fprintf(stderr, "%s: no gnuplot here: `gnuplot %s` makes %s elsewhere\n", PROG, script, file);
-    else fprintf(stderr, "%s: no gnuplot, and cannot write %s: no plot\n", PROG, script);
-    return f;
-}
-
-static void plot_close(FILE *gp, int piped, const char *file)
-{
-    if (!piped) fclose(gp);
-    else if (pclose(gp) == 0) printf("%s: plot written to %s\n", PROG, file);
-    else fprintf(stderr, "%s: gnuplot failed: no plot\n", PROG);
 }
 
 /* The picture: the three latencies against size, log-log (gnuplot, when it is there). */
