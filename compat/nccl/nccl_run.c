@@ -36,6 +36,13 @@ static int is_self(const nccl_call_t *c)
 {
     return (c->kind == NCCL_CALL_SEND || c->kind == NCCL_CALL_RECV) && c->root == c->comm->rank;
 }
+/* a send or receive of nothing: not issued at all (both sides of a pair skip it alike). Its
+ * pointer may be anything, NULL included (PyTorch's empty tensors), so it must not decide whether
+ * the group's calls on the communicator are host or GPU ones. */
+static int is_empty_message(const nccl_call_t *c)
+{
+    return (c->kind == NCCL_CALL_SEND || c->kind == NCCL_CALL_RECV) && c->count == 0;
+}
 /* a self-message this layer copies itself (host buffers); device ones go to Duet */
 static int is_host_self(const nccl_call_t *c) { return is_self(c) && !c->device; }
 
@@ -83,6 +90,7 @@ static ncclResult_t self_messages(nccl_call_t *calls, int n)
 static duet_status_t issue(nccl_call_t *calls, int i)
 {
     nccl_call_t *c = &calls[i];
+    if (is_empty_message(c)) return DUET_OK;
     if (is_self(c) && (!c->device || !c->count || c->kind == NCCL_CALL_RECV || c->mate < 0)) return DUET_OK;
     duet_status_t st = nccl_call_issue(c);
     if (st == DUET_OK && is_self(c) && c->mate > 0) st = nccl_call_issue(&calls[c->mate - 1]);
@@ -93,7 +101,7 @@ static ncclResult_t prepare_inputs(nccl_call_t *calls, int n)
 {
     for (int i = 0; i < n; i++) {
         nccl_call_t *c = &calls[i];
-        if (!c->device) {
+        if (!c->device && !is_empty_message(c)) {
             int seen = 0;
             for (int j = 0; j < i && !seen; j++) seen = !calls[j].device && calls[j].stream == c->stream;
             ncclResult_t r = seen ? ncclSuccess : nccl_cuda_stream_sync(c->stream, c->fn);
@@ -123,7 +131,7 @@ ncclResult_t nccl_calls_run(nccl_call_t *calls, int n)
 {
     ncclResult_t r = prepare_inputs(calls, n);
     int p2p = 0;
-    for (int i = 0; i < n; i++) p2p |= is_p2p(&calls[i]) && !is_host_self(&calls[i]);
+    for (int i = 0; i < n; i++) p2p |= is_p2p(&calls[i]) && !is_host_self(&calls[i]) && !is_empty_message(&calls[i]);
     duet_status_t st = DUET_OK;
     const char *failed = NULL;
     if (r == ncclSuccess && !p2p) {

@@ -84,9 +84,6 @@ endif()
 # one or two GPUs (label gpu; under scripts/with-mps.sh for ranks sharing a GPU). Skipped (77,
 # with the reason) where python3 cannot import torch or no GPU is visible.
 if(DUET_HAVE_CUDA)
-  # Not registered yet: its first run on two H200s (2026-11-29, torchrun 2 processes, LD_PRELOAD
-  # of this libnccl.so.2) failed on both ranks (exit 1; the log was cut off); register it once it
-  # passes there:
-  # add_test(NAME gpu.nccl_torch COMMAND sh ${NCCL_TESTS}/nccl_torch.sh $<TARGET_FILE:duet_nccl>)
-  # set_tests_properties(gpu.nccl_torch PROPERTIES LABELS gpu TIMEOUT 2700 SKIP_RETURN_CODE 77)
+  add_test(NAME gpu.nccl_torch COMMAND sh ${NCCL_TESTS}/nccl_torch.sh $<TARGET_FILE:duet_nccl>)
+  set_tests_properties(gpu.nccl_torch PROPERTIES LABELS gpu TIMEOUT 2700 SKIP_RETURN_CODE 77)
 endif()

@@ -271,6 +271,26 @@ static int point_to_point(ncclComm_t comm, int me, int n)
                     q = n;
                     break;
                 }
+        /* empty messages with NULL buffers (an empty tensor's, as in PyTorch's uneven all-to-all)
+         * in a group with real ones: to the right c elements, to the left nothing */
+        if (n > 1) {
+            int right = (me + 1) % n, left = (me + n - 1) % n;
+            memset(in, 0xff, bytes);
+            nt_put(in_d, in, bytes);
+            NCCL_OK(ncclGroupStart());
+            NCCL_OK(ncclSend(NULL, 0, ncclFloat32, left, comm, nt_stream));
+            NCCL_OK(ncclSend(out_d + (size_t)right * c, c, ncclFloat32, right, comm, nt_stream));
+            NCCL_OK(ncclRecv(NULL, 0, ncclFloat32, right, comm, nt_stream));
+            NCCL_OK(ncclRecv(in_d, c, ncclFloat32, left, comm, nt_stream));
+            NCCL_OK(ncclGroupEnd());
+            if (nt_sync()) FAIL("stream synchronize failed");
+            nt_get(in, in_d, bytes);
+            for (size_t i = 0; i < c; i++)
+                if (in[i] != (float)nt_value(call, left * 64 + me, i, 0, 1000)) {
+                    FAIL("with empty NULL messages, %zu elements: element %zu is %g", c, i, in[i]);
+                    break;
+                }
+        }
         /* a ring, as a group of one send and one receive, mixed with a collective */
         if (n > 1) {
             int32_t red_in = me + 1, red_out = -1;

@@ -3,8 +3,8 @@
 # runs tests/compat/nccl_torch.py under torchrun (python3 -m torch.distributed.run) with
 # LD_PRELOAD of our library, at 2 and 4 processes on one or two GPUs, and checks that every
 # rank passed, tore down, and that Duet's library (not PyTorch's bundled NCCL) served the calls:
-# NCCL_DEBUG=VERSION makes ours print "NCCL version 2.28.9 (Duet ...)", and each rank checks in
-# /proc/self/maps that the only libnccl mapped is ours (DUET_NCCL_TORCH_LIB).
+# NCCL_DEBUG=VERSION makes ours print "NCCL version 2.28.9 (Duet ...)", and
+# each rank checks (dladdr) that the NCCL calls resolve to ours (DUET_NCCL_TORCH_LIB).
 #
 #   usage: nccl_torch.sh PATH/TO/libnccl.so.2      (ctest: gpu.nccl_torch; exit 77 = skipped)
 #
@@ -63,9 +63,9 @@ for run in $runs; do
         "$here/nccl_torch.py" $bind >"$log" 2>&1
     rc=$?
     duet=$(grep -c "NCCL version .*(Duet " "$log")
-    pass=$(grep -c "nccl_torch: rank [0-9]*: PASS" "$log")
-    gone=$(grep -c "nccl_torch: rank [0-9]*: destroyed" "$log")
-    grep "nccl_torch: torch \|libnccl in this process\|NCCL version .*(Duet " "$log" | head -3 | sed 's/^/    /'
+    pass=$(grep -o "nccl_torch: rank [0-9]*: PASS" "$log" | wc -l)
+    gone=$(grep -o "nccl_torch: rank [0-9]*: destroyed" "$log" | wc -l)
+    grep "nccl_torch: torch \|libnccl serving this process\|NCCL version .*(Duet " "$log" | head -3 | sed 's/^/    /'
     why=
     [ "$rc" -eq 0 ] || why="torchrun exited $rc$( [ "$rc" -eq 124 ] && echo " (timed out after ${timeout_s} s)");"
     [ "$duet" -ge 1 ] || why="$why no 'NCCL version ... (Duet' line: Duet's libnccl did not serve the calls;"

@@ -33,8 +33,4 @@ duet_gpu_test(nvshmem_basic RANKS 2 TIMEOUT 120 NAME uid ARGS --uid)
 #                          collectives (device, host, on stream) (label gpu), 2, 3 and 4 ranks
 add_executable(nvshmem_coll ${CMAKE_CURRENT_LIST_DIR}/nvshmem_coll.cu)
 target_link_libraries(nvshmem_coll PRIVATE duet_nvshmem)
-# Not registered yet: its first run on two H200s (2026-11-29) failed in the host forms of the
-# collectives ("invalid device function" from nvshmem_int_sum_reduce, _broadcast, fcollectmem,
-# double max_reduce at 2, 3 and 4 ranks: their kernels were not instantiated in nvcc's device
-# pass — fixed in nvshmem_coll.h, checked in the PTX only); register it once it passes there:
-# duet_gpu_test(nvshmem_coll RANKS 2 3 4 TIMEOUT 180)
+duet_gpu_test(nvshmem_coll RANKS 2 3 4 TIMEOUT 180)
