@@ -187,16 +187,21 @@ static int is_static(const void *ivars, size_t bytes, const char *fn)
 #define MODE_SOME SHM_MODE_SOME
 SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
 
-/* Each form: static -> poll_<N>, heap -> Duet. W is the world communicator. */
+/* Each form: static -> poll_<N>, heap -> Duet. W is the world communicator. POLLED(iv, bytes,
+ * fn) says whether to poll here; HEAP(call) is Duet's heap wait, or DUET_OK for the types
+ * Duet's core has no waits for (short, unsigned short: always polled, see below). */
 #define W shm_g.world
-#define SHM_SYNC_(T, N)                                                                            \
+#define SHM_HEAP_(call) call
+#define SHM_NO_HEAP_(call) DUET_OK
+#define SHM_SYNC_(T, N) SHM_SYNC_WITH_(T, N, is_static, SHM_HEAP_)
+#define SHM_SYNC_WITH_(T, N, POLLED, HEAP)                                                         \
     void shmem_##N##_wait_until(T *ivar, int cmp, T v)                                             \
     {                                                                                              \
         const char *fn = "shmem_" #N "_wait_until";                                                \
         size_t first, inc;                                                                         \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(ivar, sizeof(T), fn)) poll_##N(ivar, 1, NULL, cmp, v, NULL, NULL, MODE_ALL, 1, &first, &inc, fn); \
-        else heap_fail_##N(ivar, 1, cmp, MODE_ALL, NULL, v, duet_wait_until_##N(W, ivar, cmp, v), fn);                                 \
+        if (POLLED(ivar, sizeof(T), fn)) poll_##N(ivar, 1, NULL, cmp, v, NULL, NULL, MODE_ALL, 1, &first, &inc, fn); \
+        else heap_fail_##N(ivar, 1, cmp, MODE_ALL, NULL, v, HEAP(duet_wait_until_##N(W, ivar, cmp, v)), fn);                                 \
     }                                                                                              \
     int shmem_##N##_test(T *ivar, int cmp, T v)                                                    \
     {                                                                                              \
@@ -204,33 +209,33 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         size_t first, inc;                                                                         \
         int ok = 0;                                                                                \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(ivar, sizeof(T), fn))                                                        \
+        if (POLLED(ivar, sizeof(T), fn))                                                           \
             return poll_##N(ivar, 1, NULL, cmp, v, NULL, NULL, MODE_ALL, 0, &first, &inc, fn) == 1; \
-        shm_check(duet_test_##N(W, ivar, cmp, v, &ok), fn);                                        \
+        shm_check(HEAP(duet_test_##N(W, ivar, cmp, v, &ok)), fn);                                  \
         return ok != 0;                                                                            \
     }                                                                                              \
-    SHM_SYNC_MULTI_(T, N, , T v, v, NULL)                                                          \
-    SHM_SYNC_MULTI_(T, N, _vector, T *vs, 0, vs)
+    SHM_SYNC_MULTI_(T, N, POLLED, HEAP, , T v, v, NULL)                                            \
+    SHM_SYNC_MULTI_(T, N, POLLED, HEAP, _vector, T *vs, 0, vs)
 
 /* _all / _any / _some, waiting and testing; VPARAM is the value or the vector of values. */
-#define SHM_SYNC_MULTI_(T, N, SFX, VPARAM, VAL, VALS)                                              \
+#define SHM_SYNC_MULTI_(T, N, POLLED, HEAP, SFX, VPARAM, VAL, VALS)                                \
     void shmem_##N##_wait_until_all##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)          \
     {                                                                                              \
         const char *fn = "shmem_" #N "_wait_until_all" #SFX;                                       \
         size_t first, inc;                                                                         \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ALL, 1, &first, &inc, fn);              \
-        else if (n) heap_fail_##N(iv, n, cmp, MODE_ALL, VALS, VAL, duet_wait_until_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS)), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_ALL, VALS, VAL, HEAP(duet_wait_until_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS))), fn); \
     }                                                                                              \
     size_t shmem_##N##_wait_until_any##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)        \
     {                                                                                              \
         const char *fn = "shmem_" #N "_wait_until_any" #SFX;                                       \
         size_t first = SIZE_MAX, inc;                                                              \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ANY, 1, &first, &inc, fn);              \
-        else if (n) heap_fail_##N(iv, n, cmp, MODE_ANY, VALS, VAL, duet_wait_until_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_ANY, VALS, VAL, HEAP(duet_wait_until_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first)), fn); \
         return first;                                                                              \
     }                                                                                              \
     size_t shmem_##N##_wait_until_some##SFX(T *iv, size_t n, size_t *idx, const int *st, int cmp, VPARAM) \
@@ -238,9 +243,9 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         const char *fn = "shmem_" #N "_wait_until_some" #SFX;                                      \
         size_t first, inc, count = 0;                                                              \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             count = poll_##N(iv, n, st, cmp, VAL, VALS, idx, MODE_SOME, 1, &first, &inc, fn);      \
-        else if (n) heap_fail_##N(iv, n, cmp, MODE_SOME, VALS, VAL, duet_wait_until_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count), fn); \
+        else if (n) heap_fail_##N(iv, n, cmp, MODE_SOME, VALS, VAL, HEAP(duet_wait_until_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count)), fn); \
         return count;                                                                              \
     }                                                                                              \
     int shmem_##N##_test_all##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)                 \
@@ -249,9 +254,9 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         size_t first, inc;                                                                         \
         int ok = 1;                                                                                \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             return poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ALL, 0, &first, &inc, fn) == inc; \
-        if (n) shm_check(duet_test_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &ok), fn); \
+        if (n) shm_check(HEAP(duet_test_all##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &ok)), fn); \
         return ok != 0;                                                                            \
     }                                                                                              \
     size_t shmem_##N##_test_any##SFX(T *iv, size_t n, const int *st, int cmp, VPARAM)              \
@@ -259,9 +264,9 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         const char *fn = "shmem_" #N "_test_any" #SFX;                                             \
         size_t first = SIZE_MAX, inc;                                                              \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             poll_##N(iv, n, st, cmp, VAL, VALS, NULL, MODE_ANY, 0, &first, &inc, fn);              \
-        else if (n) shm_check(duet_test_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first), fn); \
+        else if (n) shm_check(HEAP(duet_test_any##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), &first)), fn); \
         return first;                                                                              \
     }                                                                                              \
     size_t shmem_##N##_test_some##SFX(T *iv, size_t n, size_t *idx, const int *st, int cmp, VPARAM) \
@@ -269,9 +274,9 @@ SHMEM_X_SYNC_TYPES(SHM_SCANNER_)
         const char *fn = "shmem_" #N "_test_some" #SFX;                                            \
         size_t first, inc, count = 0;                                                              \
         check_cmp(cmp, fn);                                                                        \
-        if (is_static(iv, shm_bytes(n, sizeof(T), fn), fn))                                        \
+        if (POLLED(iv, shm_bytes(n, sizeof(T), fn), fn))                                           \
             count = poll_##N(iv, n, st, cmp, VAL, VALS, idx, MODE_SOME, 0, &first, &inc, fn);      \
-        else if (n) shm_check(duet_test_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count), fn); \
+        else if (n) shm_check(HEAP(duet_test_some##SFX##_##N(W, iv, n, st, cmp, VALS_OR_VAL_##SFX(VAL, VALS), idx, &count)), fn); \
         return count;                                                                              \
     }
 #define VALS_OR_VAL_(VAL, VALS) VAL
@@ -293,24 +298,23 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     return v;
 }
 
-/* ---- deprecated: shmem_<T>_wait(ivar, value) waits while *ivar == value; short has no 1.5
- * point-to-point form, so its wait is polled here wherever the ivar lies (the caller's own
- * memory: a plain load sees a peer's put, heap or static). */
-void shmem_short_wait_until(short *ivar, int cmp, short v)
+/* ---- deprecated: the short and unsigned short point-to-point forms. OpenSHMEM 1.5 keeps them
+ * (wait_until, test, their _all / _any / _some and _vector forms, and the C11 generic names
+ * over short and unsigned short) as deprecated; Duet's core has no 16-bit waits, so they are
+ * polled here wherever the ivars lie (the caller's own memory: a plain load sees a peer's
+ * put, heap or static), with the same bound and failure lines as the static-data waits. */
+static int always_polled(const void *ivars, size_t bytes, const char *fn)
 {
-    const char *fn = "shmem_short_wait_until";
-    check_cmp(cmp, fn);
+    (void)ivars;
+    (void)bytes;
     shm_require_init(fn);
-    shm_poll_t p = {.fn = fn, .addr = ivar, .kind = SHM_WAIT_IVARS, .tname = "short", .n = 1, .cmp = cmp,
-                    .is_signed = 1, .value = (unsigned long long)(long long)v};
-    for (;;) {
-        short x = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);
-        int ok = cmp == SHMEM_CMP_EQ ? x == v : cmp == SHMEM_CMP_NE ? x != v : cmp == SHMEM_CMP_GT ? x > v
-               : cmp == SHMEM_CMP_GE ? x >= v : cmp == SHMEM_CMP_LT ? x < v : x <= v;
-        if (ok) return;
-        shm_poll_turn(&p);
-    }
+    return 1;
 }
+SHMEM_X_DEP_SYNC_TYPES(SHM_SCANNER_)
+#define SHM_SYNC_POLLED_(T, N) SHM_SYNC_WITH_(T, N, always_polled, SHM_NO_HEAP_)
+SHMEM_X_DEP_SYNC_TYPES(SHM_SYNC_POLLED_)
+
+/* ---- deprecated: shmem_<T>_wait(ivar, value) waits while *ivar == value */
 void shmem_short_wait(short *ivar, short v) { shmem_short_wait_until(ivar, SHMEM_CMP_NE, v); }
 void shmem_int_wait(int *ivar, int v) { shmem_int_wait_until(ivar, SHMEM_CMP_NE, v); }
 void shmem_long_wait(long *ivar, long v) { shmem_long_wait_until(ivar, SHMEM_CMP_NE, v); }

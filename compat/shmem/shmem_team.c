@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shmem_internal.h"
 
@@ -93,16 +94,63 @@ static int make_team(duet_comm_t comm, const shmem_team_config_t *config, long m
     return 0;
 }
 
+/* The parent PE at position i of the triplet (start, stride, size), or -1 past it. */
+static int triplet_pe(const int32_t *t, int i) { return i < t[2] ? t[0] + t[1] * i : -1; }
+
+/* 1 if the triplet names `size` distinct PEs of a parent of n, without wrapping (the rule of
+ * 1.5; stride 0 only with size 1). */
+static int triplet_valid(const int32_t *t, int n)
+{
+    long last = (long)t[0] + (long)t[1] * (long)(t[2] - 1);
+    return t[2] >= 1 && t[0] >= 0 && t[0] < n && last >= 0 && last < n && (t[1] != 0 || t[2] == 1);
+}
+
+/* 1.5 asks every parent PE for the same triplet. Programs written for SOS (its own
+ * self_collectives test, one single-PE team per PE) pass each PE its own: the triplets are
+ * allgathered first, and when they differ, the PEs that passed one same triplet form its team
+ * (color: the lowest parent PE that passed it) if every PE it names passed it too; otherwise
+ * they get SHMEM_TEAM_INVALID and a non-zero return. Duet's strided split alone would have
+ * put every named PE in one team, whatever triplet it passed. */
 int shmem_team_split_strided(shmem_team_t parent, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
-    shm_require_init("shmem_team_split_strided");
+    const char *fn = "shmem_team_split_strided";
+    shm_require_init(fn);
     if (!new_team) return 1;
     *new_team = SHMEM_TEAM_INVALID;
     if (!shm_team_valid(parent)) return 1;
+    int n = parent->n_pes, me = parent->my_pe, same = 1;
+    int32_t mine[3] = {start, stride, size}, *all = malloc(sizeof(int32_t) * 3 * (size_t)n);
+    if (!all) shm_die(fn, "out of host memory");
+    shm_check(duet_allgather(mine, all, 3, DUET_INT32, parent->comm, NULL), fn);
+    for (int pe = 0; pe < n && same; pe++) same = memcmp(&all[3 * pe], mine, sizeof mine) == 0;
     duet_comm_t comm = NULL;
-    if (duet_comm_split_strided(parent->comm, start, stride, size, &comm) != DUET_OK) return 1;
-    return make_team(comm, config, config_mask, new_team);
+    int rc = 0;
+    if (same) {
+        free(all);
+        if (duet_comm_split_strided(parent->comm, start, stride, size, &comm) != DUET_OK) return 1;
+        return make_team(comm, config, config_mask, new_team);
+    }
+    int color = DUET_COLOR_UNDEFINED, key = 0;
+    if (triplet_valid(mine, n)) {
+        int agree = 1, first = -1;
+        for (int i = 0, pe; (pe = triplet_pe(mine, i)) >= 0; i++) {
+            agree &= memcmp(&all[3 * pe], mine, sizeof mine) == 0;
+            if (pe == me) key = i;
+        }
+        for (int pe = 0; pe < n && first < 0; pe++)
+            if (memcmp(&all[3 * pe], mine, sizeof mine) == 0) first = pe;
+        int member = 0;
+        for (int i = 0, pe; (pe = triplet_pe(mine, i)) >= 0; i++) member |= pe == me;
+        if (agree && member) color = first;
+        rc = !agree;
+    } else {
+        rc = 1;
+    }
+    free(all);
+    if (duet_comm_split(parent->comm, color, key, &comm) != DUET_OK) return 1;
+    if (make_team(comm, config, config_mask, new_team)) return 1;
+    return rc;
 }
 
 /* Parent PE i sits at x = i % xrange, y = i / xrange; the x-axis team is my row (same y,

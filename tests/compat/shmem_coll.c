@@ -3,6 +3,8 @@
  * team contexts) and the team collectives: barrier_all, sync_all, team_sync, broadcast,
  * collect, fcollect, alltoall, alltoalls, and every reduction of the 1.5 tables, on the world
  * and on a split team, with heap and static buffers; checked against locally computed results.
+ * Also split_strided called with a different triplet on each PE (1.5 asks for one; SOS-era
+ * programs pass each PE its own): each group of PEs that passed one triplet gets its own team.
  */
 #include "shmem_test.h"
 
@@ -110,6 +112,38 @@ int main(int argc, char **argv)
         shmem_ctx_destroy(ctx);
         collectives(odd, dst, src, "odd team");
         shmem_team_destroy(odd);
+    }
+    shmem_barrier_all();
+
+    /* a triplet per PE: pairs (0,1), (2,3), ... and a lone last PE when npes is odd; then a
+     * team of myself alone. Each team must hold exactly its triplet's PEs. */
+    shmem_team_t pair = SHMEM_TEAM_INVALID, self = SHMEM_TEAM_INVALID;
+    int pstart = me - me % 2, psize = pstart + 1 < npes ? 2 : 1;
+    ST_CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, pstart, 1, psize, NULL, 0, &pair) == 0, "per-PE pair split");
+    ST_CHECK(pair != SHMEM_TEAM_INVALID, "pair team");
+    ST_EXPECT(shmem_team_n_pes(pair) == psize && shmem_team_my_pe(pair) == me % 2, "pair team: %d of %d",
+              shmem_team_my_pe(pair), shmem_team_n_pes(pair));
+    static long s_pin[2], s_pout[4];
+    s_pin[0] = s_pin[1] = 100 + me;
+    s_pout[0] = s_pout[1] = s_pout[2] = s_pout[3] = -1;
+    ST_EXPECT(shmem_long_fcollect(pair, s_pout, s_pin, 2) == 0, "pair fcollect");
+    for (int i = 0; i < 2 * psize; i++)
+        ST_EXPECT(s_pout[i] == 100 + pstart + i / 2, "pair fcollect [%d] = %ld", i, s_pout[i]);
+    ST_EXPECT(psize == 2 || s_pout[2] == -1, "pair fcollect wrote past its team");
+    ST_CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, me, 1, 1, NULL, 0, &self) == 0, "per-PE self split");
+    ST_EXPECT(shmem_team_n_pes(self) == 1 && shmem_team_translate_pe(self, 0, SHMEM_TEAM_WORLD) == me, "self team");
+    s_pout[1] = -1;
+    ST_EXPECT(shmem_long_alltoall(self, s_pout, s_pin, 1) == 0 && s_pout[0] == 100 + me && s_pout[1] == -1,
+              "self alltoall %ld %ld", s_pout[0], s_pout[1]);
+    shmem_team_destroy(self);
+    shmem_team_destroy(pair);
+    /* triplets that disagree about a PE (each PE names itself and its right neighbour): no
+     * team, a non-zero return, on every PE */
+    if (npes > 2) {
+        shmem_team_t bad = SHMEM_TEAM_INVALID;
+        int r = shmem_team_split_strided(SHMEM_TEAM_WORLD, me, 1, me + 1 < npes ? 2 : 1, NULL, 0, &bad);
+        ST_EXPECT((r != 0 && bad == SHMEM_TEAM_INVALID) || me == npes - 1, "disagreeing triplets: %d", r);
+        if (bad != SHMEM_TEAM_INVALID) shmem_team_destroy(bad);
     }
     shmem_barrier_all();
 

@@ -1,7 +1,9 @@
 /*
  * shmem_sync.c — wait_until / test with their _all / _any / _some and _vector forms, signals
  * (put_signal[_nbi] set and add, signal_fetch, signal_wait_until, zero-length put_signal),
- * fence ordering, and the deprecated shmem_*_wait; on heap and static ivars.
+ * fence ordering, and the deprecated shmem_*_wait; on heap and static ivars. Also the short and
+ * unsigned short forms that 1.5 keeps as deprecated (typed and C11 generic), which test suites
+ * written for 1.4 still call.
  */
 #include "shmem_test.h"
 
@@ -9,6 +11,9 @@
 static long s_iv[NV];
 static uint64_t s_sig;
 static int s_data[64];
+
+static short s_sh[NV];
+static unsigned short s_ush[NV];
 
 static int me, npes, right, left;
 
@@ -51,6 +56,42 @@ static void waits(long *iv, const char *where)
     shmem_barrier_all();
 }
 
+/* The deprecated 16-bit forms: my left neighbour stores into my ivars with plain puts; every
+ * form (single, _all / _any / _some, _vector, test) must see them, and the generic names must
+ * select the short and unsigned short functions. */
+static void short_waits(short *sv, unsigned short *uv, const char *where)
+{
+    size_t idx[NV], k;
+    int skip[NV] = {1, 0, 1, 0, 1, 1};
+    short want[NV] = {0, -7, 0, 9, 0, 0};
+    unsigned short uwant[NV] = {0, 0, 0, 0, 0, 65535};
+    memset(sv, 0, NV * sizeof(short));
+    memset(uv, 0, NV * sizeof(unsigned short));
+    shmem_barrier_all();
+    ST_EXPECT(!shmem_short_test(&sv[1], SHMEM_CMP_LT, 0), "short test before (%s)", where);
+    ST_EXPECT(shmem_ushort_test_any(uv, NV, NULL, SHMEM_CMP_NE, 0) == SIZE_MAX, "ushort test_any before (%s)", where);
+    ST_EXPECT(shmem_test_some(sv, NV, idx, NULL, SHMEM_CMP_NE, (short)0) == 0, "generic short test_some before (%s)", where);
+    shmem_barrier_all();
+    shmem_short_p(&sv[1], -7, right);
+    shmem_short_p(&sv[3], 9, right);
+    shmem_ushort_p(&uv[5], 65535, right);
+    shmem_quiet();
+    shmem_short_wait_until(&sv[1], SHMEM_CMP_LT, 0);
+    shmem_wait_until_all(sv, NV, skip, SHMEM_CMP_NE, (short)0);
+    k = shmem_ushort_wait_until_any(uv, NV, NULL, SHMEM_CMP_GT, 60000);
+    ST_EXPECT(k == 5, "ushort wait_any %zu (%s)", k, where);
+    k = shmem_wait_until_some(sv, NV, idx, NULL, SHMEM_CMP_NE, (short)0);
+    ST_EXPECT(k == 2 && idx[0] == 1 && idx[1] == 3, "generic short wait_some %zu (%s)", k, where);
+    shmem_short_wait_until_all_vector(sv, NV, NULL, SHMEM_CMP_EQ, want);
+    k = shmem_wait_until_any_vector(uv, NV, NULL, SHMEM_CMP_EQ, uwant);
+    ST_EXPECT(k < NV && uv[k] == uwant[k], "generic ushort any_vector %zu (%s)", k, where);
+    ST_EXPECT(shmem_ushort_test_all_vector(uv, NV, NULL, SHMEM_CMP_EQ, uwant), "ushort test_all_vector (%s)", where);
+    ST_EXPECT(shmem_test(&uv[5], SHMEM_CMP_GE, (unsigned short)65535), "generic ushort test (%s)", where);
+    ST_EXPECT(shmem_short_test(&sv[1], SHMEM_CMP_LE, -7) && !shmem_short_test(&sv[3], SHMEM_CMP_GT, 9),
+              "short signed compare (%s)", where);
+    shmem_barrier_all();
+}
+
 static void signals(int *data, uint64_t *sig, const char *where)
 {
     int src[64];
@@ -88,6 +129,12 @@ int main(int argc, char **argv)
     long *iv = shmem_malloc(NV * sizeof(long));
     waits(iv, "heap");
     waits(s_iv, "static");
+    short *sv = shmem_malloc(NV * sizeof(short));
+    unsigned short *uv = shmem_malloc(NV * sizeof(unsigned short));
+    short_waits(sv, uv, "heap");
+    short_waits(s_sh, s_ush, "static");
+    shmem_free(sv);
+    shmem_free(uv);
     int *data = shmem_malloc(64 * sizeof(int));
     uint64_t *sig = shmem_malloc(sizeof(uint64_t));
     signals(data, sig, "heap");

@@ -133,6 +133,8 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #define SHMEM_X_AMO_BIT_GENERIC(X)                                                             \
     X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)
 #define SHMEM_X_SYNC_TYPES(X) SHMEM_X_AMO_TYPES(X)
+/* point-to-point types that 1.5 keeps as deprecated (its table marks them so) */
+#define SHMEM_X_DEP_SYNC_TYPES(X) X(short, short) X(unsigned short, ushort)
 
 /* reductions (1.5 tables): bitwise, min/max, and sum/prod (these also on complex, in C) */
 #define SHMEM_X_BIT_REDUCE_TYPES(X)                                                            \
@@ -361,6 +363,7 @@ SHMEM_X_AMO_EXT_TYPES(SHMEM_DECL_AMO_EXT_)
     size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,              \
                                         const int *status, int cmp, T *cmp_values);
 SHMEM_X_SYNC_TYPES(SHMEM_DECL_SYNC_)
+SHMEM_X_DEP_SYNC_TYPES(SHMEM_DECL_SYNC_) /* deprecated */
 
 /* ---- memory ordering ------------------------------------------------------------------- */
 void shmem_fence(void);
@@ -469,7 +472,6 @@ long shmem_swap(long *dest, long value, int pe);
 #define SHMEM_DECL_DEP_WAIT_(T, N)                                                             \
     void shmem_##N##_wait(T *ivar, T cmp_value);
 SHMEM_X_DEP_WAIT_TYPES(SHMEM_DECL_DEP_WAIT_)
-void shmem_short_wait_until(short *ivar, int cmp, short cmp_value);
 void shmem_wait(long *ivar, long cmp_value);
 
 #ifdef __cplusplus

@@ -38,6 +38,8 @@ struct duet_shmem_no_such_type_ { int unused_; };
 #define SHMEM_G_AMO_(E, OP)                                                                    \
     E(int, int, OP) E(long, long, OP) E(long long, longlong, OP) E(unsigned int, uint, OP)     \
     E(unsigned long, ulong, OP) E(unsigned long long, ulonglong, OP)
+/* point-to-point: the AMO types and the deprecated short and unsigned short */
+#define SHMEM_G_SYNC_(E, OP) E(short, short, OP) E(unsigned short, ushort, OP) SHMEM_G_AMO_(E, OP)
 #define SHMEM_G_AMO_EXT_(E, OP) SHMEM_G_AMO_(E, OP) E(float, float, OP) E(double, double, OP)
 #define SHMEM_G_AMO_BIT_(E, OP)                                                                \
     E(unsigned int, uint, OP) E(unsigned long, ulong, OP) E(unsigned long long, ulonglong, OP)
@@ -178,9 +180,9 @@ struct duet_shmem_no_such_type_ { int unused_; };
 #define shmem_atomic_fetch_xor_nbi_g5(...) SHMEM_GEN_AMO_NBI5_(SHMEM_G_AMO_BIT_, atomic_fetch_xor_nbi, __VA_ARGS__)
 
 /* ---- point-to-point synchronization (no context forms) */
-#define shmem_wait_until(ivar, cmp, v) SHMEM_GEN_(SHMEM_G_AMO_, *(ivar), wait_until)(ivar, cmp, v)
-#define shmem_test(ivar, cmp, v) SHMEM_GEN_(SHMEM_G_AMO_, *(ivar), test)(ivar, cmp, v)
-#define SHMEM_GEN_SYNC_(OP, ivars, ...) SHMEM_GEN_(SHMEM_G_AMO_, *(ivars), OP)(ivars, __VA_ARGS__)
+#define shmem_wait_until(ivar, cmp, v) SHMEM_GEN_(SHMEM_G_SYNC_, *(ivar), wait_until)(ivar, cmp, v)
+#define shmem_test(ivar, cmp, v) SHMEM_GEN_(SHMEM_G_SYNC_, *(ivar), test)(ivar, cmp, v)
+#define SHMEM_GEN_SYNC_(OP, ivars, ...) SHMEM_GEN_(SHMEM_G_SYNC_, *(ivars), OP)(ivars, __VA_ARGS__)
 #define shmem_wait_until_all(...) SHMEM_GEN_SYNC_(wait_until_all, __VA_ARGS__)
 #define shmem_wait_until_any(...) SHMEM_GEN_SYNC_(wait_until_any, __VA_ARGS__)
 #define shmem_wait_until_some(...) SHMEM_GEN_SYNC_(wait_until_some, __VA_ARGS__)
@@ -381,6 +383,7 @@ SHMEM_CXX_AMO_EXT_TYPES_(SHMEM_CXX_AMO_EXT_)
 SHMEM_CXX_AMO_TYPES_(SHMEM_CXX_AMO_)
 SHMEM_CXX_AMO_BIT_TYPES_(SHMEM_CXX_AMO_BIT_)
 SHMEM_CXX_AMO_TYPES_(SHMEM_CXX_SYNC_)
+SHMEM_X_DEP_SYNC_TYPES(SHMEM_CXX_SYNC_) /* deprecated */
 SHMEM_CXX_BIT_RED_TYPES_(SHMEM_CXX_REDUCE_BIT_)
 SHMEM_CXX_MINMAX_RED_TYPES_(SHMEM_CXX_REDUCE_MINMAX_)
 SHMEM_CXX_ARITH_RED_TYPES_(SHMEM_CXX_REDUCE_ARITH_)
