@@ -234,7 +234,8 @@ void *duet_align(duet_comm_t comm, size_t alignment, size_t size);
 duet_status_t duet_free(duet_comm_t comm, void *ptr);
 
 /* Address at which this process can load/store the object that `addr` names on `pe`,
- * or NULL if that peer's memory cannot be mapped here (or addr is not symmetric). */
+ * or NULL if that peer's memory cannot be mapped here (a peer on another host, or any other
+ * rank under DUET_NET=force: reach it with put / get) or addr is not symmetric. */
 void *duet_ptr(duet_comm_t comm, const void *addr, int pe);
 
 /* 1 if `addr` is a symmetric address reachable on `pe`, else 0. */

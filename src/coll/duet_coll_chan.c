@@ -7,7 +7,8 @@
 static char *block_of(duet_comm_t c, int rank, size_t block_off)
 {
     duet_heap_t *h = c->heap;
-    return h->peer_base[c->heap_pe[rank]] + h->user_end + block_off;
+    char *base = h->peer_base[c->heap_pe[rank]];
+    return base ? base + h->user_end + block_off : NULL; /* NULL: a net peer (no collectives) */
 }
 
 static duet_chan_line_t *acked_line(duet_coll_chan_t *ch, char *block, int peer)

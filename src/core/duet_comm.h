@@ -33,6 +33,7 @@ struct duet_comm {
     uint64_t ft_calls;     /* duet_comm_agree / duet_comm_shrink calls so far (duet_comm_ft.c) */
     uint64_t *agreed_failed; /* the failed set the last agree decided (a bit per rank), or NULL */
     duet_wait_ctx_t wait_ctx;
+    int net_peers;         /* members reached by the net transport (no mapping here) */
     char tag[64];          /* names this communicator's shared-memory segments */
     struct duet_coll_chan *chan; /* collective channels to every member */
     struct duet_coll_chan *p2p;  /* separate channels for send / recv: they match among
@@ -59,8 +60,9 @@ struct duet_comm {
 /* My fault-tolerance words for c (in my segment), and pe's (comm rank). */
 static inline duet_ft_area_t *duet_comm_ft(duet_comm_t c) { return duet_heap_ft(c->heap->local_base, c->slot); }
 static inline duet_ft_area_t *duet_comm_ft_of(duet_comm_t c, int pe)
-{
-    return duet_heap_ft(c->heap->peer_base[c->heap_pe[pe]], c->slot);
+{ /* NULL for a member over the net transport (not mapped: FT across hosts is stage 7) */
+    char *base = c->heap->peer_base[c->heap_pe[pe]];
+    return base ? duet_heap_ft(base, c->slot) : NULL;
 }
 
 /* Validates a communicator handle (records the error and returns it if bad). */

@@ -43,6 +43,7 @@
  * what they wait for is dead.
  */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include "core/duet_comm.h"
 #include "core/duet_ft.h"
@@ -106,6 +107,15 @@ duet_status_t duet_comm_revoke(duet_comm_t c)
     if (st) return st;
     for (int r = 0; r < c->size; r++) {
         duet_ft_area_t *a = duet_comm_ft_of(c, r);
+        if (!a) { /* a net member: its words by remote atomics (its waits poll them) */
+            duet_tport_ep_t *ep = &c->heap->eps[c->heap_pe[r]];
+            size_t area = DUET_HEAP_FT_OFFSET + (size_t)c->slot * DUET_FT_AREA_BYTES;
+            (void)ep->ops->amo(ep, DUET_AMO_SET, area + offsetof(duet_ft_area_t, revoked_by), 4,
+                               (uint32_t)(c->rank + 1), 0, NULL);
+            (void)ep->ops->amo(ep, DUET_AMO_SET, area + offsetof(duet_ft_area_t, abort), 4,
+                               (uint32_t)(int32_t)DUET_ERR_REVOKED, 0, NULL);
+            continue;
+        }
         atomic_store_explicit(&a->revoked_by, c->rank + 1, memory_order_relaxed);
         atomic_store_explicit(&a->abort, DUET_ERR_REVOKED, memory_order_release);
         duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[r]])->doorbell);
@@ -184,6 +194,10 @@ duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_agree");
     if (st) return st;
+    if (c->net_peers) /* the consensus lives in mapped memory (docs/NETWORK.md 2.10, stage 7) */
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT, "duet_comm_agree: %d member(s) of this communicator are reached "
+                         "over the net transport, which does not carry the fault-tolerance protocol yet "
+                         "(issue 8, stage 7)", c->net_peers);
     if (!flag) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_agree: flag is NULL");
     st = agree(c, flag);
     return st ? duet_error_wrap(st, "duet_comm_agree") : DUET_OK;
@@ -300,6 +314,10 @@ duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_shrink");
     if (st) return st;
+    if (c->net_peers) /* the consensus lives in mapped memory (docs/NETWORK.md 2.10, stage 7) */
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT, "duet_comm_shrink: %d member(s) of this communicator are reached "
+                         "over the net transport, which does not carry the fault-tolerance protocol yet "
+                         "(issue 8, stage 7)", c->net_peers);
     if (!newcomm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_shrink: newcomm is NULL");
     *newcomm = NULL;
     st = shrink(c, newcomm);

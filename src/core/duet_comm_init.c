@@ -12,6 +12,7 @@
 #include "core/duet_comm.h"
 #include "core/duet_ft.h"
 #include "core/duet_host.h"
+#include "tport/duet_tport_net.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_heap.h"
 
@@ -44,8 +45,9 @@ static int host_oversubscribed(const rank_info_t *all, int n, const duet_host_ke
     return local > CPU_COUNT(&cpus);
 }
 
-/* Ranks whose /dev/shm is not mine need the net transport (docs/NETWORK.md, issue 8), which
- * does not exist yet: refused, naming up to four of them, with their host names and why. */
+/* Ranks whose /dev/shm is not mine need the net transport (docs/NETWORK.md, issue 8): in a
+ * build without UCX, or with DUET_NET=off, they are refused, naming up to four of them, with
+ * their host names and why. */
 static duet_status_t refuse_remote(const rank_info_t *all, int n, int me, duet_net_mode_t mode)
 {
     char list[768] = "", why[200];
@@ -60,14 +62,19 @@ static duet_status_t refuse_remote(const rank_info_t *all, int n, int me, duet_n
     if (!count) return DUET_OK;
     return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
                      "rank %d (host %.64s) cannot share memory with %d rank(s): %s%s. Ranks on several "
-                     "hosts need the net transport of issue 8 (docs/NETWORK.md), which this build does "
-                     "not have yet%s", me, all[me].key.host, count, list, count > 4 ? "; ..." : "",
-                     mode == DUET_NET_OFF ? " (and DUET_NET=off refuses them)" : "");
+                     "hosts need the net transport of issue 8 (docs/NETWORK.md), which %s", me, all[me].key.host,
+                     count, list, count > 4 ? "; ..." : "",
+                     !duet_tport_net_built() ? (mode == DUET_NET_OFF ? "this build does not have (built without "
+                                                "UCX; and DUET_NET=off refuses them)"
+                                                                      : "this build does not have (built without UCX)")
+                                             : "DUET_NET=off refuses (unset it to use the net transport)");
 }
 
 /* Compares every rank's view of the job (one allgather); *pids gets each rank's process id
- * for the failure detector (duet_ft.c; the caller frees it). */
-static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids)
+ * for the failure detector (duet_ft.c; the caller frees it), *shm 1 for each rank whose
+ * segment I map (the others go over the net transport; the caller frees it too). */
+static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids,
+                                 unsigned char **shm)
 {
     duet_net_mode_t mode = duet_host_net_mode();
     rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid(), .net_mode = (int32_t)mode};
@@ -89,12 +96,18 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
                            duet_host_net_name((duet_net_mode_t)all[r].net_mode), me, duet_host_net_name(mode));
     }
     /* every rank decides from the same table, so all of them refuse together (no one waits) */
-    if (st == DUET_OK && mode == DUET_NET_FORCE)
+    if (st == DUET_OK && mode == DUET_NET_FORCE && !duet_tport_net_built())
         st = DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT,
                        "DUET_NET=force (for tests: treat local peers as remote) needs the net transport "
-                       "of issue 8 (docs/NETWORK.md), which this build does not have yet; unset DUET_NET "
-                       "or set it to auto");
-    if (st == DUET_OK) st = refuse_remote(all, n, me, mode);
+                       "of issue 8 (docs/NETWORK.md), which this build does not have (built without UCX); "
+                       "unset DUET_NET or set it to auto");
+    /* with the net transport, peers that cannot share memory are reached through it (unless
+     * DUET_NET=off, the guarantee of one host) */
+    if (st == DUET_OK && (!duet_tport_net_built() || mode == DUET_NET_OFF)) st = refuse_remote(all, n, me, mode);
+    if (st == DUET_OK && !(*shm = malloc((size_t)n)))
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    for (int r = 0; st == DUET_OK && r < n; r++)
+        (*shm)[r] = r == me || (mode != DUET_NET_FORCE && (duet_host_reach(&mine.key, &all[r].key) & DUET_HOST_SHM));
     if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, n, &mine.key);
     if (st == DUET_OK && !(*pids = malloc(sizeof **pids * (size_t)n)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
@@ -140,8 +153,10 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         c->heap_pe = malloc(sizeof(int) * (size_t)c->size);
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
-        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids);
-        if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag);
+        unsigned char *shm = NULL;
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids, &shm);
+        if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag, shm);
+        free(shm);
         if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag, device);
     }
     if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
@@ -172,6 +187,12 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     if (oversubscribed && !duet_cfg_is_set("DUET_WAIT_SPIN_US")) {
         c->wait_ctx.spin_us = 0;
         DUET_LOG(INFO, INIT, "more ranks than CPUs on this host: waits yield without spinning");
+    }
+    for (int r = 0; r < c->size; r++) c->net_peers += c->heap->peer_base[c->heap_pe[r]] == NULL;
+    if (c->heap->net) { /* waits on my memory serve the net peers' emulated RMA (NETWORK.md 2.6) */
+        c->wait_ctx.progress = duet_tport_net_progress;
+        c->wait_ctx.progress_arg = c->heap->net;
+        if (!parent) duet_tport_net_set_wait(c->heap->net, &c->wait_ctx);
     }
     c->magic = DUET_COMM_MAGIC;
     if (duet_ft_watch(c) != DUET_OK) /* a communicator without its detector still works */

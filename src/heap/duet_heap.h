@@ -78,20 +78,26 @@ typedef struct duet_heap {
     size_t seg_size;      /* bytes per rank, internal area and zone included */
     size_t user_end;      /* end of the user heap = start of the collective zone */
     char *local_base;     /* my segment */
-    char **peer_base;     /* every pe's segment as mapped here (peer_base[my_pe] == local_base) */
+    char **peer_base;     /* every pe's segment as mapped here (peer_base[my_pe] == local_base);
+                           * NULL for a pe reached by the net transport: go through eps[pe] */
     duet_tport_ep_t *eps; /* an endpoint per pe */
     duet_alloc_t *alloc;  /* segment offsets; [0, DUET_HEAP_USER_OFFSET) is taken for good */
     duet_alloc_t *zone;   /* offsets inside the collective zone (add user_end) */
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
     struct duet_cuda_heap *gpu; /* the GPU heap beside it (src/cuda), or NULL */
+    struct duet_net *net; /* the UCP context, worker, registration (duet_tport_net.c), or NULL */
+    int net_pes;          /* how many pes eps[] reaches by the net transport */
     _Atomic int deaths;   /* heap pes seen dead (src/core/duet_ft.c): one-sided calls look at
                            * their target's fate only once this is non-zero */
 } duet_heap_t;
 
-/* Creates my segment, maps every peer's, and unlinks mine once all peers hold it.
- * Collective over the bootstrap `b`; `tag` names the segments (secret-derived). */
-duet_status_t duet_heap_create(duet_heap_t **heap, duet_boot_t *b, size_t user_size, const char *tag);
+/* Creates my segment, maps every shm peer's (shm[pe] != 0; NULL: every pe), unlinks mine
+ * once all peers hold it, and binds each endpoint: shm for mapped peers, net (UCP, only with
+ * DUET_HAVE_UCX) for the others. Collective over the bootstrap `b`; `tag` names the
+ * segments (secret-derived). */
+duet_status_t duet_heap_create(duet_heap_t **heap, duet_boot_t *b, size_t user_size, const char *tag,
+                               const unsigned char *shm);
 void duet_heap_release(duet_heap_t *heap); /* drops a reference; the last unmaps */
 /* Every segment is mapped at a multiple of this (a power of two >= 2 MiB). */
 size_t duet_heap_base_align(size_t seg_size);

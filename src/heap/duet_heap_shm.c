@@ -2,8 +2,9 @@
  * Symmetric heap segments in POSIX shared memory.
  *
  * Life of a segment: rank r creates /duet-<tag>-<r> (mode 0600, O_EXCL), sizes it, maps
- * it; a bootstrap barrier; every rank maps every peer's segment; a second barrier; each
- * rank unlinks its own name. From then on nothing is left in /dev/shm: the memory lives
+ * it; a bootstrap barrier; every rank maps every shm peer's segment; a second barrier; each
+ * rank unlinks its own name. Peers that cannot map it (another host, DUET_NET=force) reach
+ * it through the net transport instead (duet_tport_net.c: registered with UCP). From then on nothing is left in /dev/shm: the memory lives
  * as long as some process maps it. If a rank is killed inside that short window, duetrun
  * removes the job's names (they start with duet-<job secret>).
  */
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "heap/duet_heap.h"
+#include "tport/duet_tport_net.h"
 
 static void seg_name(char *out, size_t len, const char *tag, int pe)
 {
@@ -86,6 +88,8 @@ static duet_status_t map_segment(const char *name, size_t size, int create, char
 
 static void heap_free(duet_heap_t *h)
 {
+    duet_tport_net_destroy(h->net, h->eps, h->npes); /* before the unmaps: UCX registered mine */
+    h->net = NULL;
     if (h->peer_base)
         for (int pe = 0; pe < h->npes; pe++)
             if (h->peer_base[pe]) munmap(h->peer_base[pe], h->seg_size);
@@ -97,7 +101,8 @@ static void heap_free(duet_heap_t *h)
     free(h);
 }
 
-duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_size, const char *tag)
+duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_size, const char *tag,
+                               const unsigned char *shm)
 {
     const size_t page = 2u << 20; /* round to 2 MiB: huge-page friendly, and GPU granularity */
     if (user_size > SIZE_MAX / 2)
@@ -138,7 +143,7 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     if (st == DUET_OK && failed_pe >= 0)
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: rank %d could not create its segment", failed_pe);
     for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) {
-        if (pe == h->my_pe) continue;
+        if (pe == h->my_pe || (shm && !shm[pe])) continue; /* a net peer: not mapped */
         seg_name(name, sizeof name, tag, pe);
         st = map_segment(name, seg_size, 0, &h->peer_base[pe]);
     }
@@ -152,17 +157,37 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
         return st;
     }
     h->local_base = h->peer_base[h->my_pe];
-    for (int pe = 0; pe < h->npes; pe++) {
+    unsigned char *net_pe = calloc((size_t)h->npes, 1);
+    int any_net = 0;
+    for (int pe = 0; net_pe && pe < h->npes; pe++) {
         duet_tport_ep_t *ep = &h->eps[pe];
         ep->ops = &duet_tport_shm_ops;
         ep->pe = pe;
         ep->base = h->peer_base[pe];
         ep->seg_size = seg_size;
-        ep->doorbell = &duet_heap_ctrl(ep->base)->doorbell;
+        ep->doorbell = ep->base ? &duet_heap_ctrl(ep->base)->doorbell : NULL;
+        net_pe[pe] = ep->base == NULL;
+        any_net |= net_pe[pe];
+    }
+    /* the net transport is set up by every rank or by none: whether any rank has a net peer
+     * is agreed first (a rank whose peers are all local still serves the others) */
+    int job_net = 0, *nets = malloc(sizeof(int) * (size_t)h->npes);
+    st = nets && net_pe ? duet_boot_allgather(b, &any_net, nets, sizeof any_net)
+                        : DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
+    for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) job_net |= nets[pe];
+    free(nets);
+    if (st == DUET_OK && job_net) {
+        st = duet_tport_net_create(&h->net, b, h->local_base, user_end, h->eps, net_pe);
+        for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) h->net_pes += net_pe[pe];
+    }
+    free(net_pe);
+    if (st != DUET_OK) {
+        heap_free(h);
+        return st;
     }
     h->slots_used = 1; /* slot 0: the root communicator */
-    DUET_LOG(INFO, HEAP, "heap: %d segments of %zu MiB mapped (user heap %zu MiB, collective zone %zu MiB)",
-             h->npes, seg_size >> 20, (user_end - DUET_HEAP_USER_OFFSET) >> 20, zone_size >> 20);
+    DUET_LOG(INFO, HEAP, "heap: %d segments of %zu MiB mapped, %d peer(s) over the net transport (user heap "
+             "%zu MiB, collective zone %zu MiB)", h->npes - h->net_pes, seg_size >> 20, h->net_pes, (user_end - DUET_HEAP_USER_OFFSET) >> 20, zone_size >> 20);
     *out = h;
     return DUET_OK;
 }

@@ -1,9 +1,9 @@
 /* put / get, blocking and nbi, contiguous and strided, bytes and typed. */
 #include "rma/duet_rma.h"
 
-/* The shm transport completes every put at once, so nbi and blocking share one path; a
- * transport with real non-blocking operations keeps nbi pending until quiet. A target in the
- * GPU heap goes to src/cuda (nbi: 0 blocking, 1 nbi, 2 a p: src is a host value). */
+/* Blocking and nbi forms take the transport's put / put_nbi (shm: the same memcpy; net: nbi
+ * left pending until quiet, a blocking put waits for local completion). A target in the GPU
+ * heap goes to src/cuda (nbi: 0 blocking, 1 nbi, 2 a p: src is a host value, blocking). */
 static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
                                const char *fn)
 {
@@ -17,7 +17,7 @@ static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_
             return duet_cuda_rma_put(c, dest, src, n, pe, nbi, fn);
         return st;
     }
-    st = ep->ops->put(ep, off, src, n);
+    st = nbi == 1 ? ep->ops->put_nbi(ep, off, src, n) : ep->ops->put(ep, off, src, n);
     ep->ops->notify(ep);
     return st;
 }
@@ -35,7 +35,7 @@ static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_
             return duet_cuda_rma_get(c, dest, src, n, pe, nbi, fn);
         return st;
     }
-    return ep->ops->get(ep, dest, off, n);
+    return nbi ? ep->ops->get_nbi(ep, dest, off, n) : ep->ops->get(ep, dest, off, n);
 }
 
 duet_status_t duet_put(duet_comm_t c, void *dest, const void *src, size_t n, int pe)

@@ -34,7 +34,7 @@ static duet_status_t put_signal(duet_comm_t c, void *dest, const void *src, size
         if ((st = duet_rma_local(src, n, fn, "the source"))) return st;
     }
     if (DUET_LIKELY(sig_where == DUET_OK && data_where == DUET_OK)) {
-        if (n && (st = ep->ops->put(ep, off, src, n))) return st;
+        if (n && (st = nbi ? ep->ops->put_nbi(ep, off, src, n) : ep->ops->put(ep, off, src, n))) return st;
         if ((st = ep->ops->fence(ep))) return st; /* the data lands before the signal */
         st = signal_update(ep, sig_off, signal, sig_op, fn);
         ep->ops->notify(ep);

@@ -3,7 +3,7 @@
  *
  * A transport is a versioned table of operations (first field: its size). Each peer of a
  * heap gets an endpoint bound to the transport chosen for it (today: shm, direct load/store
- * into the peer's mapped segment; later: cuda IPC/P2P and the network). No slot is NULL:
+ * into the peer's mapped segment; net: UCP, for peers that cannot map it, duet_tport_net.c). No slot is NULL:
  * what a transport cannot do points at a shared "unsupported" stub.
  *
  * Offsets are byte offsets inside the peer's segment; the RMA layer has checked bounds.
@@ -25,9 +25,13 @@ typedef struct duet_tport_ep duet_tport_ep_t;
 typedef struct duet_tport_ops {
     size_t size; /* sizeof(duet_tport_ops_t) of the table's author */
     const char *name;
-    /* data movement; `nbi` ops may complete later, at quiet */
+    /* data movement. put returns once src may be reused (local completion: the data is
+     * remotely complete only at quiet), get once the data is in dst; the _nbi forms may
+     * complete later, at quiet (src must stay unchanged, dst unread, until then) */
     duet_status_t (*put)(duet_tport_ep_t *ep, size_t off, const void *src, size_t n);
     duet_status_t (*get)(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
+    duet_status_t (*put_nbi)(duet_tport_ep_t *ep, size_t off, const void *src, size_t n);
+    duet_status_t (*get_nbi)(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
     duet_status_t (*iput)(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
                           ptrdiff_t src_stride, size_t nelems, size_t elem_size);
     duet_status_t (*iget)(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride,
@@ -35,7 +39,9 @@ typedef struct duet_tport_ops {
     /* atomics on 4- or 8-byte integers; *fetched gets the old value (may be NULL) */
     duet_status_t (*amo)(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
                          uint64_t operand, uint64_t cond, uint64_t *fetched);
-    /* ordering and completion of this endpoint's earlier operations */
+    /* ordering and completion of this endpoint's earlier operations (net: worker-wide, so
+     * once per call for all net endpoints costs the same as once per endpoint: it does
+     * nothing when no operation was issued since the last) */
     duet_status_t (*fence)(duet_tport_ep_t *ep);
     duet_status_t (*quiet)(duet_tport_ep_t *ep);
     /* wakes the peer's waiters after its memory changed (its doorbell) */
@@ -54,11 +60,19 @@ struct duet_tport_ep {
     size_t seg_size;
     duet_doorbell_t *doorbell; /* the peer's doorbell                     */
     _Atomic int fault;   /* injected failure status, 0 when healthy        */
+    void *priv;          /* net: the UCP endpoint, rkey and remote base (duet_tport_net.c) */
 };
 
 extern const duet_tport_ops_t duet_tport_shm_ops;
+/* shm for data, atomics through the net transport's UCP agent: mapped peers and myself in a
+ * heap that has net peers (docs/NETWORK.md 4.8; bound by duet_tport_net_create only) */
+extern const duet_tport_ops_t duet_tport_shm_netamo_ops;
+duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
+                                       uint64_t operand, uint64_t cond, uint64_t *fetched);
 
 /* Stubs for slots a transport does not support. */
+extern const duet_tport_ops_t duet_tport_net_ops; /* only with DUET_HAVE_UCX */
+
 duet_status_t duet_tport_unsupported_(const char *tport, const char *op);
 
 #endif

@@ -127,9 +127,32 @@ const duet_tport_ops_t duet_tport_shm_ops = {
     .name = "shm",
     .put = shm_put,
     .get = shm_get,
+    .put_nbi = shm_put, /* complete at once: nbi is blocking here */
+    .get_nbi = shm_get,
     .iput = shm_iput,
     .iget = shm_iget,
     .amo = shm_amo,
+    .fence = shm_fence,
+    .quiet = shm_quiet,
+    .notify = shm_notify,
+    .ptr = shm_ptr,
+    .inject_fault = shm_inject_fault,
+};
+
+/* A mapped peer (or myself) in a heap that also has net peers: data by load/store as above,
+ * but every atomic through the heap's one atomic agent, UCP (duet_tport_net_agent_amo), so
+ * that no word is updated by CPU atomics here and by UCX/NIC atomics from elsewhere
+ * (docs/NETWORK.md 4.8). Bound by duet_tport_net_create only. */
+const duet_tport_ops_t duet_tport_shm_netamo_ops = {
+    .size = sizeof(duet_tport_ops_t),
+    .name = "shm+net-amo",
+    .put = shm_put,
+    .get = shm_get,
+    .put_nbi = shm_put,
+    .get_nbi = shm_get,
+    .iput = shm_iput,
+    .iget = shm_iget,
+    .amo = duet_tport_net_agent_amo,
     .fence = shm_fence,
     .quiet = shm_quiet,
     .notify = shm_notify,

@@ -220,6 +220,10 @@ typedef struct {
     const _Atomic int *revoked_by; /* for DUET_ERR_REVOKED: the revoking rank + 1     */
     double timeout_s;             /* 0: no deadline                                  */
     double spin_us;               /* how long to spin before yielding                */
+    void (*progress)(void *);     /* called at every turn (the net transport's worker
+                                   * progress: a waiter on local memory must serve remote
+                                   * peers' emulated RMA), or NULL                    */
+    void *progress_arg;
 } duet_wait_ctx_t;
 
 typedef struct {

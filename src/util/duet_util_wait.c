@@ -163,6 +163,7 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
         return duet_error_set(status, "%s%s%s%s while waiting for %s", duet_status_str(status), open, why, close,
                               what);
     }
+    if (ctx && ctx->progress) ctx->progress(ctx->progress_arg); /* before any fast return */
     /* The first turns are a bare load loop: a peer that answers within a microsecond is
      * seen at once (a pause here costs ~10 ns of every round trip). Then the clock is read
      * every 64 turns, with a pause between reads. */

@@ -25,3 +25,23 @@ endforeach()
 
 set_tests_properties(net.netns net.ucx_perftest net.hosts_refused net.hosts_same_hostname net.hosts_shared_shm
                      PROPERTIES LABELS net TIMEOUT 60 SKIP_RETURN_CODE 77)
+if(DUET_HAVE_UCX) # with the net transport, only DUET_NET=off still refuses separate hosts
+  set_tests_properties(net.hosts_refused net.hosts_same_hostname PROPERTIES ENVIRONMENT "DUET_NET=off")
+endif()
+
+# stage 2 (docs/NETWORK.md): the one-sided tests (test_rma, test_amo, test_sync, test_net)
+# across namespace hosts over the net transport (UCX on TCP, veth): net.rma.2, one rank on each
+# of 2 hosts; net.rma.4, two ranks on each of 2 hosts (shared memory and net peers in one heap);
+# net.rma.3, one rank on each of 3 hosts
+if(DUET_HAVE_UCX)
+  set(onesided $<TARGET_FILE:test_net> $<TARGET_FILE:test_rma> $<TARGET_FILE:test_amo> $<TARGET_FILE:test_sync>)
+  foreach(shape "2;1" "2;2" "3;1")
+    list(GET shape 0 hosts)
+    list(GET shape 1 per_host)
+    math(EXPR n "${hosts} * ${per_host}")
+    add_test(NAME net.rma.${n}
+             COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run ${hosts} --
+                     ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/test_onesided.sh -r ${per_host} ${onesided})
+    set_tests_properties(net.rma.${n} PROPERTIES LABELS net TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

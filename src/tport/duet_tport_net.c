@@ -1,0 +1,541 @@
+/*
+ * The net transport: one-sided operations over UCP (docs/NETWORK.md 2.3-2.6), for peers whose
+ * segment is not mapped here (another host, or every peer under DUET_NET=force).
+ *
+ *   heap creation (collective):  ucp_init -> worker -> ucp_mem_map(my [0, user_end))
+ *                                -> allgather {address, rkey, base} -> ucp_ep_create (PEER
+ *                                error mode) + ucp_ep_rkey_unpack per net peer
+ *   put       ucp_put_nbx, waited for local completion (nbi: not waited, done at quiet)
+ *   get       ucp_get_nbx, waited for the data (nbi: at quiet)
+ *   amo       ucp_atomic_op_nbx (fetching forms and SET/SWAP/CSWAP wait for the reply)
+ *
+ * One atomic agent per heap (docs/NETWORK.md 4.8): once a heap has a net peer, every atomic
+ * on its memory goes through UCP, also those on my own segment and on mapped (shm) peers'
+ * segments: creation makes a UCP endpoint to every pe, myself included (an endpoint to my
+ * own worker's address: UCX's self transport, or TCP/IB loopback), and binds mapped peers to
+ * duet_tport_shm_netamo_ops (data by load/store, atomics here, always completed in the call).
+ * A word is then never updated by CPU atomics on one side and UCX (emulated or NIC) atomics on
+ * the other, and a rank spinning on an atomic on its own word progresses its worker, which
+ * is what serves the other ranks' emulated atomics on that word.
+ *   fence     ucp_worker_fence;  quiet: ucp_worker_flush_nbx, waited
+ *
+ * Requests not waited for are freed at once (UCX releases them when they complete); the
+ * worker flush of quiet completes them all. Every wait progresses the worker and goes
+ * through duet_waiter_t (deadline, abort word) and stops when the peer's endpoint failed
+ * (its error callback). Over TCP, UCX emulates RMA with active messages handled by the
+ * target's progress: the wait loop's progress hook (duet_wait_ctx_t.progress) is what serves
+ * them while the target waits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tport/duet_tport_net.h"
+#include "util/duet_util.h"
+
+#ifndef DUET_HAVE_UCX
+
+int duet_tport_net_built(void) { return 0; }
+duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg, size_t reg_len,
+                                    duet_tport_ep_t *eps, const unsigned char *net_pe)
+{
+    (void)b, (void)seg, (void)reg_len, (void)eps, (void)net_pe;
+    *net = NULL;
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, HEAP, "the net transport is not built (no UCX: libucx-dev)");
+}
+void duet_tport_net_progress(void *net) { (void)net; }
+void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx) { (void)net, (void)ctx; }
+void duet_tport_net_destroy(duet_net_t *net, duet_tport_ep_t *eps, int npes) { (void)net, (void)eps, (void)npes; }
+duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
+                                       uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    (void)op, (void)off, (void)width, (void)operand, (void)cond, (void)fetched;
+    return duet_tport_unsupported_(ep->ops->name, "atomics (no UCX in this build)"); /* never bound */
+}
+
+#else
+
+#include <ucp/api/ucp.h>
+
+typedef struct {
+    duet_net_t *net;
+    int pe;
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    uint64_t rbase;        /* the peer's segment base, in its address space */
+    _Atomic int failed;    /* the endpoint's error (a ucs_status_t), 0 while healthy */
+} net_peer_t;
+
+struct duet_net {
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    ucp_mem_h memh;
+    net_peer_t *peers;     /* one per pe; ep NULL where not a net peer */
+    int npes;
+    int dirty;             /* an operation not yet remotely complete may be outstanding */
+    duet_wait_ctx_t wait;  /* bounds every wait (duet_tport_net_set_wait) */
+};
+
+int duet_tport_net_built(void) { return 1; }
+
+void duet_tport_net_progress(void *arg)
+{
+    duet_net_t *n = arg;
+    if (n) ucp_worker_progress(n->worker);
+}
+
+void duet_tport_net_set_wait(duet_net_t *n, const duet_wait_ctx_t *ctx)
+{
+    if (!n) return;
+    n->wait = *ctx;
+    n->wait.abort_why = NULL;
+    n->wait.progress = NULL; /* the net waits progress by themselves */
+}
+
+static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    net_peer_t *p = arg;
+    atomic_store(&p->failed, (int)status);
+    DUET_LOG(WARN, RMA, "net: the endpoint to rank %d failed: %s", p->pe, ucs_status_string(status));
+}
+
+static inline net_peer_t *peer_of(duet_tport_ep_t *ep) { return ep->priv; }
+
+static duet_status_t check_ep(duet_tport_ep_t *ep, const char *op)
+{
+    int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
+    if (DUET_UNLIKELY(f != 0))
+        return DUET_FAIL((duet_status_t)f, RMA, "net link to rank %d is broken (injected fault: %s)", ep->pe,
+                         duet_status_str((duet_status_t)f));
+    net_peer_t *p = peer_of(ep);
+    int e = atomic_load_explicit(&p->failed, memory_order_relaxed);
+    if (DUET_UNLIKELY(e != 0))
+        return DUET_FAIL(DUET_ERR_PEER_FAILED, RMA, "net: %s to rank %d: its endpoint failed (%s)", op, ep->pe,
+                         ucs_status_string((ucs_status_t)e));
+    return DUET_OK;
+}
+
+static duet_status_t ucs_fail(ucs_status_t s, int pe, const char *op)
+{
+    duet_status_t st = s == UCS_ERR_NO_MEMORY ? DUET_ERR_NO_MEMORY : DUET_ERR_PEER_FAILED;
+    return DUET_FAIL(st, RMA, "net: %s to rank %d failed: %s", op, pe, ucs_status_string(s));
+}
+
+/* Waits for `req` (NULL: done at once) progressing the worker: bounded by the wait context
+ * (deadline, abort word) and by the peer's failure (p NULL: a worker-wide request). */
+static duet_status_t wait_req(duet_net_t *n, net_peer_t *p, ucs_status_ptr_t req, const char *op, int pe)
+{
+    if (req == NULL) return DUET_OK;
+    if (UCS_PTR_IS_ERR(req)) return ucs_fail(UCS_PTR_STATUS(req), pe, op);
+    duet_waiter_t w;
+    duet_waiter_init(&w, &n->wait, "net %s (UCP request)", op, 0, 0, pe);
+    ucs_status_t s;
+    duet_status_t st = DUET_OK;
+    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        if (ucp_worker_progress(n->worker)) continue;
+        if (p && atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+            st = DUET_FAIL(DUET_ERR_PEER_FAILED, RMA, "net: %s to rank %d: its endpoint failed (%s)", op, pe,
+                           ucs_status_string((ucs_status_t)atomic_load(&p->failed)));
+            break;
+        }
+        if ((st = duet_waiter_turn(&w))) break;
+    }
+    if (st) {
+        ucp_request_cancel(n->worker, req);
+        ucp_request_free(req); /* released by UCX once it completes (cancelled or failed) */
+        return st;
+    }
+    ucp_request_free(req);
+    return s == UCS_OK ? DUET_OK : ucs_fail(s, pe, op);
+}
+
+/* A request not waited for: an error now is reported, else UCX frees it when it completes. */
+static duet_status_t leave_req(duet_net_t *n, ucs_status_ptr_t req, const char *op, int pe)
+{
+    n->dirty = 1;
+    if (req == NULL) return DUET_OK;
+    if (UCS_PTR_IS_ERR(req)) return ucs_fail(UCS_PTR_STATUS(req), pe, op);
+    ucp_request_free(req);
+    return DUET_OK;
+}
+
+static const ucp_request_param_t no_param = {.op_attr_mask = 0};
+
+static duet_status_t net_put(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    duet_status_t st = check_ep(ep, "put");
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    p->net->dirty = 1;
+    ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
+    return wait_req(p->net, p, req, "put", ep->pe); /* local completion: src reusable */
+}
+
+static duet_status_t net_put_nbi(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    duet_status_t st = check_ep(ep, "put_nbi");
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    return leave_req(p->net, ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param), "put_nbi", ep->pe);
+}
+
+static duet_status_t net_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t n)
+{
+    duet_status_t st = check_ep(ep, "get");
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    ucs_status_ptr_t req = ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
+    return wait_req(p->net, p, req, "get", ep->pe);
+}
+
+static duet_status_t net_get_nbi(duet_tport_ep_t *ep, void *dst, size_t off, size_t n)
+{
+    duet_status_t st = check_ep(ep, "get_nbi");
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    return leave_req(p->net, ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param), "get_nbi", ep->pe);
+}
+
+/* Strided: one operation per element (UCP RMA has no strided form), then an endpoint flush:
+ * a blocking iput/iget returns with every element done. */
+static duet_status_t net_strided(duet_tport_ep_t *ep, int is_put, char *local, size_t off, ptrdiff_t lstride,
+                                 ptrdiff_t rstride, size_t nelems, size_t es)
+{
+    const char *op = is_put ? "iput" : "iget";
+    duet_status_t st = check_ep(ep, op);
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    for (size_t i = 0; i < nelems && !st; i++) {
+        char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)es;
+        uint64_t r = p->rbase + off + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)es);
+        ucs_status_ptr_t req = is_put ? ucp_put_nbx(p->ep, l, es, r, p->rkey, &no_param)
+                                      : ucp_get_nbx(p->ep, l, es, r, p->rkey, &no_param);
+        st = leave_req(p->net, req, op, ep->pe);
+    }
+    ucp_request_param_t fp = {.op_attr_mask = 0};
+    duet_status_t st2 = wait_req(p->net, p, ucp_ep_flush_nbx(p->ep, &fp), op, ep->pe);
+    return st ? st : st2;
+}
+
+static duet_status_t net_iput(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
+{
+    return net_strided(ep, 1, (char *)(uintptr_t)src, off, src_stride, dst_stride, nelems, es);
+}
+
+static duet_status_t net_iget(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
+{
+    return net_strided(ep, 0, dst, off, dst_stride, src_stride, nelems, es);
+}
+
+/* Duet's atomics on UCP's (docs/NETWORK.md 2.4): FETCH is ADD 0; SET is a SWAP whose old
+ * value is dropped (UCX wants a reply buffer for SWAP); CSWAP takes the compare value as its
+ * operand and the new value in the reply buffer, which returns the old one. A non-fetching
+ * ADD/AND/OR/XOR is left to complete at quiet; the others wait for the reply. */
+static duet_status_t amo_via_ucp(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width, uint64_t operand,
+                                 uint64_t cond, uint64_t *fetched, int complete)
+{
+    duet_status_t st = check_ep(ep, "atomic");
+    if (DUET_UNLIKELY(st)) return st;
+    net_peer_t *p = peer_of(ep);
+    ucp_atomic_op_t uop;
+    uint64_t arg = operand, reply = 0;
+    /* complete: the op is done at the target when the call returns (a reply proves it) */
+    int wants_reply = fetched != NULL || complete;
+    switch (op) {
+    case DUET_AMO_FETCH: uop = UCP_ATOMIC_OP_ADD, arg = 0, wants_reply = 1; break;
+    case DUET_AMO_SET: uop = UCP_ATOMIC_OP_SWAP, wants_reply = 1; break;
+    case DUET_AMO_SWAP: uop = UCP_ATOMIC_OP_SWAP, wants_reply = 1; break;
+    case DUET_AMO_CSWAP: uop = UCP_ATOMIC_OP_CSWAP, arg = cond, reply = operand, wants_reply = 1; break;
+    case DUET_AMO_ADD: uop = UCP_ATOMIC_OP_ADD; break;
+    case DUET_AMO_AND: uop = UCP_ATOMIC_OP_AND; break;
+    case DUET_AMO_OR: uop = UCP_ATOMIC_OP_OR; break;
+    case DUET_AMO_XOR: uop = UCP_ATOMIC_OP_XOR; break;
+    default: return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "net: unknown atomic op %d", op);
+    }
+    /* 4-byte operands travel in their own width (the buffers' first 4 bytes on a little-endian
+     * host are the low half, but UCX reads exactly `width` bytes: copy to be exact) */
+    uint32_t arg32 = (uint32_t)arg, reply32 = (uint32_t)reply;
+    void *argp = width == 4 ? (void *)&arg32 : (void *)&arg;
+    void *replyp = width == 4 ? (void *)&reply32 : (void *)&reply;
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(width)};
+    if (wants_reply) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = replyp;
+    }
+    p->net->dirty = 1;
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(p->ep, uop, argp, 1, p->rbase + off, p->rkey, &prm);
+    if (!wants_reply) return leave_req(p->net, req, "atomic", ep->pe);
+    /* done at once (e.g. UCX's self transport): progress anyway, so a caller spinning on
+     * this atomic still serves the others' emulated operations on my memory */
+    if (req == NULL) ucp_worker_progress(p->net->worker);
+    if ((st = wait_req(p->net, p, req, "atomic", ep->pe))) return st;
+    if (fetched) *fetched = width == 4 ? (uint64_t)reply32 : reply;
+    return DUET_OK;
+}
+
+static duet_status_t net_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width, uint64_t operand,
+                             uint64_t cond, uint64_t *fetched)
+{
+    return amo_via_ucp(ep, op, off, width, operand, cond, fetched, 0);
+}
+
+/* duet_tport_shm_netamo_ops.amo: a mapped peer's (or my own) word, through the agent; waited,
+ * like every shm atomic, so the shm ops' fence/quiet (memory fences) stay sufficient. */
+duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
+                                       uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    if (DUET_UNLIKELY(!ep->priv)) return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "net: no atomic agent for rank %d", ep->pe);
+    return amo_via_ucp(ep, op, off, width, operand, cond, fetched, 1);
+}
+
+static duet_status_t net_fence(duet_tport_ep_t *ep)
+{
+    net_peer_t *p = peer_of(ep);
+    duet_status_t st = check_ep(ep, "fence");
+    if (st || !p->net->dirty) return st;
+    ucs_status_t s = ucp_worker_fence(p->net->worker);
+    return s == UCS_OK ? DUET_OK : ucs_fail(s, ep->pe, "fence");
+}
+
+static duet_status_t net_quiet(duet_tport_ep_t *ep)
+{
+    net_peer_t *p = peer_of(ep);
+    duet_net_t *n = p->net;
+    duet_status_t st = check_ep(ep, "quiet");
+    if (st || !n->dirty) return st;
+    /* worker-wide: completes every net endpoint's operations, so the next endpoint's quiet
+     * finds nothing to do */
+    ucp_request_param_t fp = {.op_attr_mask = 0};
+    if ((st = wait_req(n, NULL, ucp_worker_flush_nbx(n->worker, &fp), "quiet (worker flush)", ep->pe))) return st;
+    n->dirty = 0;
+    return DUET_OK;
+}
+
+/* A remote writer cannot ring a doorbell: waiters poll, and the wait loop's progress hook
+ * and its 200 us sleep bound the latency (docs/NETWORK.md 2.6). */
+static void net_notify(duet_tport_ep_t *ep) { (void)ep; }
+
+static void *net_ptr(duet_tport_ep_t *ep, size_t off)
+{
+    (void)ep, (void)off;
+    return NULL; /* not mappable: shmem_ptr's contract */
+}
+
+static void net_inject_fault(duet_tport_ep_t *ep, duet_status_t status) { atomic_store(&ep->fault, (int)status); }
+
+const duet_tport_ops_t duet_tport_net_ops = {
+    .size = sizeof(duet_tport_ops_t),
+    .name = "net",
+    .put = net_put,
+    .get = net_get,
+    .put_nbi = net_put_nbi,
+    .get_nbi = net_get_nbi,
+    .iput = net_iput,
+    .iget = net_iget,
+    .amo = net_amo,
+    .fence = net_fence,
+    .quiet = net_quiet,
+    .notify = net_notify,
+    .ptr = net_ptr,
+    .inject_fault = net_inject_fault,
+};
+
+/* ---- creation and teardown */
+
+typedef struct {
+    uint64_t addr_len, rkey_len, base;
+    int32_t ok, pad;
+} net_info_t;
+
+static duet_status_t ucs_setup_fail(ucs_status_t s, const char *what)
+{
+    return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: %s: %s", what, ucs_status_string(s));
+}
+
+duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg, size_t reg_len,
+                                    duet_tport_ep_t *eps, const unsigned char *net_pe)
+{
+    int npes = b->nranks, me = b->rank;
+    duet_net_t *n = calloc(1, sizeof *n);
+    net_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)npes);
+    ucp_address_t *addr = NULL;
+    void *rkey_buf = NULL;
+    char *blob = NULL, *blobs = NULL;
+    size_t addr_len = 0, rkey_len = 0, blob_len = 0;
+    duet_status_t st = DUET_OK;
+    ucs_status_t s;
+    *out = NULL;
+    if (!n || !all || !(n->peers = calloc((size_t)npes, sizeof *n->peers))) {
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "net: out of host memory");
+        goto exchange;
+    }
+    n->npes = npes;
+    n->wait.timeout_s = duet_cfg()->wait_timeout;
+    n->wait.spin_us = duet_cfg()->wait_spin_us;
+    ucp_config_t *config = NULL;
+    if ((s = ucp_config_read(NULL, NULL, &config)) != UCS_OK) {
+        st = ucs_setup_fail(s, "ucp_config_read");
+        goto exchange;
+    }
+    /* the endpoint to myself (one atomic agent, 4.8) must not take UCX's self transport:
+     * its atomics are CPU atomics (not the NIC's on IB), and in 1.13 it returned wrong
+     * 32-bit fetch-and/or/xor results here (test_amo, DUET_NET=force without UCX_TLS).
+     * Unless the user chose the transports, all but self: my endpoint then loops back
+     * through the transport the peers use. */
+    if (!getenv("UCX_TLS") && (s = ucp_config_modify(config, "TLS", "^self")) != UCS_OK)
+        DUET_LOG(WARN, HEAP, "net: could not exclude UCX's self transport: %s", ucs_status_string(s));
+    else if (getenv("UCX_TLS") && strstr(getenv("UCX_TLS"), "self") && getenv("UCX_TLS")[0] != '^')
+        DUET_LOG(WARN, HEAP, "net: UCX_TLS names self: atomics on my own heap words may take UCX's self "
+                             "transport (CPU atomics; docs/NETWORK.md 4.8)");
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+                           .mt_workers_shared = 0};
+    s = ucp_init(&params, config, &n->ctx);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        n->ctx = NULL;
+        st = ucs_setup_fail(s, "ucp_init");
+        goto exchange;
+    }
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+    if ((s = ucp_worker_create(n->ctx, &wp, &n->worker)) != UCS_OK) {
+        n->worker = NULL;
+        st = ucs_setup_fail(s, "ucp_worker_create");
+        goto exchange;
+    }
+    if ((s = ucp_worker_get_address(n->worker, &addr, &addr_len)) != UCS_OK) {
+        addr = NULL;
+        st = ucs_setup_fail(s, "ucp_worker_get_address");
+        goto exchange;
+    }
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                               .address = seg, .length = reg_len};
+    if ((s = ucp_mem_map(n->ctx, &mp, &n->memh)) != UCS_OK) {
+        n->memh = NULL;
+        st = ucs_setup_fail(s, "ucp_mem_map of the heap segment");
+        goto exchange;
+    }
+    if ((s = ucp_rkey_pack(n->ctx, n->memh, &rkey_buf, &rkey_len)) != UCS_OK) {
+        rkey_buf = NULL;
+        st = ucs_setup_fail(s, "ucp_rkey_pack");
+        goto exchange;
+    }
+    mine = (net_info_t){.addr_len = addr_len, .rkey_len = rkey_len, .base = (uint64_t)(uintptr_t)seg, .ok = 1};
+exchange:
+    /* every rank takes part in both exchanges, also after a failure of its own, so no
+     * one waits for a rank that gave up; lengths first (addresses and rkeys differ in
+     * length), then blobs padded to the longest */
+    if (!all) return st ? st : DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "net: out of host memory");
+    {
+        duet_status_t st2 = duet_boot_allgather(b, &mine, all, sizeof mine);
+        if (!st) st = st2;
+        for (int pe = 0; !st2 && pe < npes; pe++) {
+            if (!all[pe].ok && !st) st = DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: rank %d could not set up UCX", pe);
+            if (all[pe].addr_len + all[pe].rkey_len > blob_len) blob_len = all[pe].addr_len + all[pe].rkey_len;
+        }
+        if (st2) goto out;
+    }
+    blob = calloc(1, blob_len ? blob_len : 1);
+    blobs = malloc(blob_len * (size_t)npes + 1);
+    if (mine.ok && blob) {
+        memcpy(blob, addr, addr_len);
+        memcpy(blob + addr_len, rkey_buf, rkey_len);
+    }
+    {
+        duet_status_t st2 = blob && blobs ? duet_boot_allgather(b, blob, blobs, blob_len) : DUET_ERR_NO_MEMORY;
+        if (!st) st = st2 == DUET_ERR_NO_MEMORY ? DUET_FAIL(st2, HEAP, "net: out of host memory") : st2;
+    }
+    for (int pe = 0; !st && pe < npes; pe++) {
+        net_peer_t *p = &n->peers[pe];
+        p->net = n;
+        p->pe = pe;
+        /* an endpoint to every pe, myself and mapped peers included: they need it for
+         * atomics (one agent, 4.8); to myself without error handling (it cannot fail, and
+         * UCX's self transport may not offer PEER mode) */
+        char *theirs = blobs + (size_t)pe * blob_len;
+        ucp_ep_params_t ep_params = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                                   UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                                     .address = (const ucp_address_t *)(void *)theirs,
+                                     .err_mode = pe == me ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
+                                     .err_handler = {.cb = ep_error, .arg = p}};
+        if ((s = ucp_ep_create(n->worker, &ep_params, &p->ep)) != UCS_OK) {
+            p->ep = NULL;
+            st = DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: ucp_ep_create to rank %d: %s", pe, ucs_status_string(s));
+            break;
+        }
+        if ((s = ucp_ep_rkey_unpack(p->ep, theirs + all[pe].addr_len, &p->rkey)) != UCS_OK) {
+            p->rkey = NULL;
+            st = DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: the rkey of rank %d: %s", pe, ucs_status_string(s));
+            break;
+        }
+        p->rbase = all[pe].base;
+    }
+out:
+    if (rkey_buf) ucp_rkey_buffer_release(rkey_buf);
+    if (addr) ucp_worker_release_address(n->worker, addr);
+    free(blob);
+    free(blobs);
+    free(all);
+    if (st) {
+        duet_tport_net_destroy(n, NULL, 0);
+        return st;
+    }
+    for (int pe = 0; pe < npes; pe++) {
+        eps[pe].priv = &n->peers[pe];
+        if (!net_pe[pe]) { /* myself or mapped: shm data, atomics through the agent */
+            eps[pe].ops = &duet_tport_shm_netamo_ops;
+            continue;
+        }
+        eps[pe].ops = &duet_tport_net_ops;
+        eps[pe].base = NULL;
+        eps[pe].doorbell = NULL;
+    }
+    *out = n;
+    return DUET_OK;
+}
+
+void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
+{
+    if (!n) return;
+    (void)npes;
+    if (n->worker && n->peers) {
+        /* what I issued lands before my endpoints go (a peer may still wait for it); bounded */
+        duet_wait_ctx_t quick = n->wait;
+        quick.abort_flag = NULL;
+        if (quick.timeout_s <= 0 || quick.timeout_s > 10) quick.timeout_s = 10;
+        duet_wait_ctx_t keep = n->wait;
+        n->wait = quick;
+        ucp_request_param_t fp = {.op_attr_mask = 0};
+        if (n->dirty) (void)wait_req(n, NULL, ucp_worker_flush_nbx(n->worker, &fp), "flush at heap release", -1);
+        for (int pe = 0; pe < n->npes; pe++) {
+            net_peer_t *p = &n->peers[pe];
+            if (p->rkey) ucp_rkey_destroy(p->rkey);
+            if (!p->ep) continue;
+            ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+            ucs_status_ptr_t req = ucp_ep_close_nbx(p->ep, &cp);
+            if (req && !UCS_PTR_IS_ERR(req)) {
+                duet_waiter_t w;
+                duet_waiter_init(&w, &n->wait, "net %s", "endpoint close", 0, 0, pe);
+                while (ucp_request_check_status(req) == UCS_INPROGRESS && duet_waiter_turn(&w) == DUET_OK)
+                    ucp_worker_progress(n->worker);
+                ucp_request_free(req);
+            }
+            if (eps) {
+                eps[pe].priv = NULL;
+                if (eps[pe].ops == &duet_tport_shm_netamo_ops) eps[pe].ops = &duet_tport_shm_ops;
+            }
+        }
+        n->wait = keep;
+    }
+    if (n->memh) ucp_mem_unmap(n->ctx, n->memh);
+    if (n->worker) ucp_worker_destroy(n->worker);
+    if (n->ctx) ucp_cleanup(n->ctx);
+    free(n->peers);
+    free(n);
+}
+
+#endif

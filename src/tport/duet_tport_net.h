@@ -1,0 +1,40 @@
+/*
+ * duet_tport_net.h — the net transport's per-heap state (docs/NETWORK.md 2.3, 2.4): one UCP
+ * context and worker per heap, my segment registered once, an endpoint, rkey and remote base
+ * per net peer. The ops table itself is duet_tport_net_ops (duet_tport.h).
+ *
+ * Without DUET_HAVE_UCX the functions below exist but create nothing: duet_tport_net_create
+ * fails with DUET_ERR_UNSUPPORTED, the others do nothing.
+ */
+#ifndef DUET_TPORT_NET_H
+#define DUET_TPORT_NET_H
+
+#include "boot/duet_boot.h"
+#include "tport/duet_tport.h"
+
+typedef struct duet_net duet_net_t;
+
+/* 1 when the build has the net transport (UCX). */
+int duet_tport_net_built(void);
+
+/* Collective over `b` (every rank calls it, also one without net peers): creates the context
+ * and worker, registers [seg, seg + reg_len), exchanges worker addresses and packed rkeys
+ * (one exchange per heap), creates a UCP endpoint to every pe (myself included), binds
+ * eps[pe] to the net transport for each pe with net_pe[pe] != 0 and every other endpoint to
+ * duet_tport_shm_netamo_ops (mapped data, atomics through UCP: one atomic agent per heap,
+ * docs/NETWORK.md 4.8). On failure nothing is left. */
+duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg, size_t reg_len,
+                                    duet_tport_ep_t *eps, const unsigned char *net_pe);
+
+/* The waits' progress hook (duet_wait_ctx_t.progress): progresses the worker. */
+void duet_tport_net_progress(void *net);
+
+/* What bounds the transport's own waits (get, fetching atomics, quiet): a copy of the root
+ * communicator's wait context (its abort word, timeout, spin). Pointers into the
+ * communicator itself (abort_why) are not kept. */
+void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx);
+
+/* Flushes (bounded), closes the endpoints, unregisters, destroys the worker and context. */
+void duet_tport_net_destroy(duet_net_t *net, duet_tport_ep_t *eps, int npes);
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# net.rma.* — one-sided calls between namespace hosts over the net transport (docs/NETWORK.md
+# stage 2). Each program given runs as HOSTS x RANKS_PER_HOST ranks, ranks r*R .. r*R+R-1 on
+# host r+1 (so peers on one host use shared memory and the others the net transport, in one
+# heap), started by hand as a multi-host launcher would (DUET_RANK, DUET_NRANKS, DUET_BOOT_ADDR =
+# host 1's address, each rank binding and advertising its own host's address with
+# DUET_BOOTSTRAP_IFADDR, one DUET_JOB_SECRET), UCX on TCP. The programs check their own results
+# (puts, gets, nbi, strided, atomics of every type and op, signals, wait_until, fence ordering,
+# quiet, barriers) against references. Run inside:
+#
+#   netns.sh run HOSTS -- test_onesided.sh [-r RANKS_PER_HOST] PROGRAM...
+#
+# HOSTS is taken from the run (netns.sh list, less its bridge). Exit 0 pass, 1 fail, 2 usage, 77 skipped (from
+# netns.sh: not root, no namespaces).
+set -u
+[ -n "${DUETNET_SH:-}" ] || { echo "test_onesided.sh: run it under netns.sh run HOSTS --" >&2; exit 2; }
+per_host=1
+if [ "${1:-}" = -r ]; then
+    per_host=${2:-}
+    shift 2 || true
+fi
+[ "$per_host" -ge 1 ] 2>/dev/null && [ $# -gt 0 ] ||
+    { echo "usage: test_onesided.sh [-r RANKS_PER_HOST] PROGRAM..." >&2; exit 2; }
+hosts=$("$DUETNET_SH" list | grep -c -- "-[0-9]*$")
+[ "$hosts" -ge 1 ] || { echo "FAIL: netns.sh list gives no hosts" >&2; exit 1; }
+nranks=$((hosts * per_host))
+logs=$(mktemp -d /tmp/duet-test-onesided.XXXXXX) || exit 1
+trap 'rm -rf "$logs"' EXIT
+addr1=$("$DUETNET_SH" addr 1) || { echo "FAIL: no address for host 1" >&2; exit 1; }
+port=29613
+failed=0
+for prog in "$@"; do
+    name=$(basename "$prog")
+    secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    start=$(date +%s)
+    pid=() rc=()
+    for ((r = 0; r < nranks; r++)); do
+        h=$((r / per_host + 1))
+        # each rank binds and advertises its own host's address (a team's leader listens too)
+        ifaddr=$("$DUETNET_SH" addr $h) || { echo "FAIL: no address for host $h" >&2; exit 1; }
+        DUET_RANK=$r DUET_NRANKS=$nranks DUET_BOOT_ADDR="$addr1:$port" DUET_BOOTSTRAP_IFADDR="$ifaddr" \
+            DUET_JOB_SECRET=$secret DUET_BOOTSTRAP_TIMEOUT=20 DUET_SYMMETRIC_SIZE=64M DUET_CUDA=off \
+            DUET_DEBUG=WARN UCX_TLS=tcp DUET_TEST_RANKS_PER_HOST=$per_host \
+            "$DUETNET_SH" exec $h timeout 120 "$prog" >"$logs/$name.$r" 2>&1 &
+        pid[r]=$!
+    done
+    bad=0
+    for ((r = 0; r < nranks; r++)); do
+        wait "${pid[r]}"
+        rc[r]=$?
+        [ "${rc[r]}" -eq 0 ] || bad=1
+    done
+    took=$(($(date +%s) - start))
+    if [ $bad -ne 0 ]; then
+        echo "FAIL: $name: exit statuses ${rc[*]} (ranks 0..$((nranks - 1))) after ${took}s"
+        for ((r = 0; r < nranks; r++)); do echo "--- rank $r:"; tail -20 "$logs/$name.$r"; done
+        failed=1
+    else
+        echo "ok: $name, $nranks ranks on $hosts hosts, in ${took}s ($(grep -h -m1 -E 'passed|PEs' "$logs/$name.0" | tail -1))"
+    fi
+    port=$((port + 1)) # a fresh port: the last run's may linger in TIME_WAIT
+done
+exit $failed
