@@ -46,6 +46,7 @@ static duet_status_t wait_fd(int fd, short events, uint64_t deadline_ns, const c
             return DUET_FAIL((duet_status_t)a, BOOT, "bootstrap: stopped %s %s: the communicator %s", doing, who,
                              a == DUET_ERR_REVOKED ? "was revoked" : "failed");
         if (watched && ms > WATCH_MS) ms = WATCH_MS;
+        if (duet_background_progress() && ms > 1) ms = 1; /* serve the net transport's peers meanwhile */
         int n = poll(&p, 1, ms);
         if (n > 0) return DUET_OK;
         if (n < 0 && errno != EINTR)

@@ -42,10 +42,6 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
 {
     duet_status_t st = duet_comm_check_usable(c, fn);
     if (st) return st;
-    if (c->net_peers) /* channels are mapped memory today: net channels are stage 5 */
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: %d member(s) of this communicator are reached over the "
-                         "net transport (another host, or DUET_NET=force), and collectives over it are not "
-                         "implemented yet (issue 8, stage 5); one-sided calls work", fn, c->net_peers);
     if (duet_datatype_size(dt) == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: datatype %d is not a duet_datatype_t", fn, (int)dt);
     if (reduces(kind) && ((int)op < 0 || op >= DUET_OP_COUNT))

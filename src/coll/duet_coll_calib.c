@@ -79,11 +79,12 @@ static duet_status_t send_msg(duet_comm_t c, int peer, const void *buf, size_t l
 {
     duet_waiter_t w;
     duet_waiter_init(&w, &c->wait_ctx, "%s to rank %llu", "calibration message", (unsigned long long)peer, 0, peer);
-    while (!duet_coll_chan_try_send(c, c->chan, peer, buf, len, 0)) {
+    int sent;
+    while ((sent = duet_coll_chan_try_send(c, c->chan, peer, buf, len, 0)) == 0) {
         duet_status_t st = duet_waiter_turn(&w);
         if (st) return st;
     }
-    return DUET_OK;
+    return sent < 0 ? (duet_status_t)sent : DUET_OK;
 }
 
 static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
@@ -96,8 +97,7 @@ static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
         if (st || (st = duet_waiter_turn(&w))) return st;
     }
     memcpy(buf, msg, len);
-    duet_coll_chan_release(c, c->chan, peer);
-    return DUET_OK;
+    return duet_coll_chan_release(c, c->chan, peer);
 }
 
 /* Ranks 0 and 1 measure; the others only wait for the broadcast. */

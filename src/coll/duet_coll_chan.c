@@ -1,14 +1,16 @@
 /* Collective channels: setup and the send / receive primitives (layout in the header). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_chan.h"
 #include "coll/duet_coll_lane.h"
+#include "tport/duet_tport.h"
 
 static char *block_of(duet_comm_t c, int rank, size_t block_off)
 {
     duet_heap_t *h = c->heap;
     char *base = h->peer_base[c->heap_pe[rank]];
-    return base ? base + h->user_end + block_off : NULL; /* NULL: a net peer (no collectives) */
+    return base ? base + h->user_end + block_off : NULL; /* NULL: a net peer (written by puts) */
 }
 
 static duet_chan_line_t *acked_line(duet_coll_chan_t *ch, char *block, int peer)
@@ -16,15 +18,25 @@ static duet_chan_line_t *acked_line(duet_coll_chan_t *ch, char *block, int peer)
     return (duet_chan_line_t *)(void *)block + peer;
 }
 
-static char *inbox_slot(duet_coll_chan_t *ch, char *block, int nranks, int from, uint64_t m)
+/* Where message m from `from` lies in a block of a communicator of nranks, from its start. */
+static size_t inbox_slot_off(duet_coll_chan_t *ch, int nranks, int from, uint64_t m)
 {
     size_t inbox_off = (size_t)nranks * sizeof(duet_chan_line_t);
     size_t slot = (size_t)((m - 1) % (uint64_t)ch->slots);
-    return block + inbox_off + ((size_t)from * (size_t)ch->slots + slot) * ch->slot_stride;
+    return inbox_off + ((size_t)from * (size_t)ch->slots + slot) * ch->slot_stride;
 }
+
+static char *inbox_slot(duet_coll_chan_t *ch, char *block, int nranks, int from, uint64_t m)
+{
+    return block + inbox_slot_off(ch, nranks, from, m);
+}
+
+/* The endpoint of a comm rank (a net peer's: its segment takes the transport's puts). */
+static duet_tport_ep_t *peer_ep(duet_comm_t c, int rank) { return &c->heap->eps[c->heap_pe[rank]]; }
 
 typedef struct {
     uint64_t block_off, chunk;
+    uint64_t seg_off; /* the block in the segment: user_end + block_off */
     int32_t slots, ok;
 } chan_info_t;
 
@@ -39,9 +51,10 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
         ch->sent = calloc((size_t)n, sizeof *ch->sent);
         ch->recvd = calloc((size_t)n, sizeof *ch->recvd);
         ch->byref_last = calloc((size_t)n, sizeof *ch->byref_last);
+        ch->peer_off = calloc((size_t)n, sizeof *ch->peer_off);
     }
     duet_status_t st = DUET_OK;
-    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd || !ch->byref_last) {
+    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd || !ch->byref_last || !ch->peer_off) {
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "collective channels: out of host memory");
         goto out;
     }
@@ -54,7 +67,7 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
     pthread_mutex_lock(&c->heap->lock);
     int rc = duet_alloc_take(c->heap->zone, ch->block_bytes, 4096, &ch->block_off);
     pthread_mutex_unlock(&c->heap->lock);
-    chan_info_t mine = {ch->block_off, ch->chunk, ch->slots, rc == 0};
+    chan_info_t mine = {ch->block_off, ch->chunk, c->heap->user_end + ch->block_off, ch->slots, rc == 0};
     if (rc == 0) { /* zero what is read before written: acked lines and slot headers (the
                       * zone is sparse memory; data areas are touched only when used) */
         char *block = block_of(c, c->rank, ch->block_off);
@@ -76,8 +89,10 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
                            "collective channels: rank %d uses DUET_COLL_CHUNK=%llu, DUET_COLL_SLOTS=%d; "
                            "rank %d %zu, %d: settings must match", r, (unsigned long long)all[r].chunk,
                            all[r].slots, c->rank, ch->chunk, ch->slots);
-        else
+        else {
             ch->peer_block[r] = block_of(c, r, all[r].block_off);
+            ch->peer_off[r] = all[r].seg_off;
+        }
     }
     if (st != DUET_OK && rc == 0) {
         pthread_mutex_lock(&c->heap->lock);
@@ -92,6 +107,7 @@ out:
             free(ch->sent);
             free(ch->recvd);
             free(ch->byref_last);
+            free(ch->peer_off);
             free(ch);
         }
         return st;
@@ -110,6 +126,7 @@ void duet_coll_chan_destroy(duet_comm_t c, duet_coll_chan_t *ch)
     free(ch->sent);
     free(ch->recvd);
     free(ch->byref_last);
+    free(ch->peer_off);
     free(ch);
 }
 
@@ -122,11 +139,40 @@ static size_t heap_offset(duet_comm_t c, const void *src, size_t len)
     return (size_t)(p - base);
 }
 
+duet_status_t duet_coll_chan_net_line(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t off, uint64_t seq,
+                                      const void *src, size_t len)
+{
+    duet_tport_ep_t *ep = peer_ep(c, peer);
+    duet_chan_slot_t *stage = &ch->net_stage;
+    size_t line = ch->peer_off[peer] + off;
+    size_t len_at = line + offsetof(duet_chan_slot_t, len);
+    stage->len = len;
+    duet_status_t st;
+    if (len <= DUET_CHAN_INLINE) {
+        memcpy(stage->data, src, len);
+        st = ep->ops->put(ep, len_at, &stage->len, sizeof stage->len + len);
+    } else {
+        st = ep->ops->put(ep, len_at, &stage->len, sizeof stage->len);
+        if (st == DUET_OK) st = ep->ops->put(ep, line + sizeof(duet_chan_slot_t), src, len);
+    }
+    if (st == DUET_OK) st = ep->ops->fence(ep);
+    atomic_store_explicit(&stage->seq, seq, memory_order_relaxed);
+    if (st == DUET_OK) st = ep->ops->put(ep, line + offsetof(duet_chan_slot_t, seq), (const void *)&stage->seq,
+                                         sizeof(uint64_t));
+    return st ? duet_error_wrap(st, "a collective's message") : DUET_OK;
+}
+
 int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len, int stable)
 {
     uint64_t m = ch->sent[peer] + 1;
     duet_chan_line_t *acked = acked_line(ch, ch->peer_block[c->rank], peer);
     if (m > atomic_load_explicit(&acked->value, memory_order_acquire) + (uint64_t)ch->slots) return 0;
+    if (!ch->peer_block[peer]) { /* a net peer */
+        duet_status_t st = duet_coll_chan_net_line(c, ch, peer, inbox_slot_off(ch, c->size, c->rank, m), m, src, len);
+        if (st) return (int)st;
+        ch->sent[peer] = m;
+        return 1;
+    }
     duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[peer], c->size, c->rank, m);
     size_t off = stable && ch->byref && len >= DUET_CHAN_BYREF_MIN ? heap_offset(c, src, len) : 0;
     if (off) {
@@ -188,10 +234,18 @@ const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, s
     return len <= DUET_CHAN_INLINE ? (const void *)slot->data : (const void *)(slot + 1);
 }
 
-void duet_coll_chan_release(duet_comm_t c, duet_coll_chan_t *ch, int peer)
+duet_status_t duet_coll_chan_release(duet_comm_t c, duet_coll_chan_t *ch, int peer)
 {
     uint64_t m = ++ch->recvd[peer];
+    if (!ch->peer_block[peer]) { /* a net peer: my acked line in its block */
+        duet_tport_ep_t *ep = peer_ep(c, peer);
+        ch->net_ack = m;
+        duet_status_t st = ep->ops->put(ep, ch->peer_off[peer] + (size_t)c->rank * sizeof(duet_chan_line_t),
+                                        &ch->net_ack, sizeof ch->net_ack);
+        return st ? duet_error_wrap(st, "a collective's acknowledgement") : DUET_OK;
+    }
     duet_chan_line_t *acked = acked_line(ch, ch->peer_block[peer], c->rank);
     atomic_store_explicit(&acked->value, m, memory_order_release);
     duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
+    return DUET_OK;
 }

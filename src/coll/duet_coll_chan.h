@@ -19,6 +19,16 @@
  * call ends, carries only the source's heap offset. The receiver copies (or reduces) straight
  * out of the sender's segment, which it has mapped: one copy instead of two. The sender's
  * call may end only once every such message is acknowledged (duet_coll_chan_byref_wait).
+ *
+ * A peer reached by the net transport (another host, or DUET_NET=force; docs/NETWORK.md 2.7)
+ * has no mapped block: the same layout is written with the transport's puts into its
+ * registered segment. A message is the slot's {len, inline data} (from a copy of the slot made
+ * here) and, past 48 bytes, the data, then a fence, then seq alone: the receiver, which polls
+ * seq in its own memory as for any peer, never sees seq before what it announces. Each put
+ * completes locally before the call returns (the copy and the source may be reused); the
+ * acknowledgement is an 8-byte put into the sender's acked line. Messages to net peers never
+ * go by reference, and nobody rings a net peer's doorbell: its waits poll (their sleep is
+ * bounded).
  */
 #ifndef DUET_COLL_CHAN_H
 #define DUET_COLL_CHAN_H
@@ -49,7 +59,10 @@ typedef struct duet_coll_chan {
     size_t block_off;   /* my block, as an offset in my zone    */
     size_t lane_off;    /* the lane, as an offset in a block    */
     uint64_t lane_calls; /* lane calls so far on this channel set */
-    char **peer_block;  /* each comm rank's block, mapped here  */
+    char **peer_block;  /* each comm rank's block, mapped here (NULL: a net peer) */
+    size_t *peer_off;   /* each comm rank's block as an offset in its segment (net puts) */
+    duet_chan_slot_t net_stage; /* the slot header being put to a net peer (puts complete locally) */
+    uint64_t net_ack;           /* the acknowledgement being put to a net peer */
     uint64_t *sent, *recvd; /* messages so far, per peer        */
     uint64_t *byref_last;   /* my last message by reference, per peer (0: none pending) */
     int byref;              /* 1: this channel set may send by reference */
@@ -62,8 +75,9 @@ duet_status_t duet_coll_chan_create(duet_comm_t comm, duet_coll_chan_t **chan);
 void duet_coll_chan_destroy(duet_comm_t comm, duet_coll_chan_t *chan);
 
 /* Tries to post one message of `len` <= chunk bytes to `peer`: 1 when sent, 0 when the
- * peer's inbox is full (try again later). stable: the caller keeps src unchanged until the
- * call ends, so the message may go by reference (see above). */
+ * peer's inbox is full (try again later), < 0 (a duet_status_t, message set) when the net
+ * transport failed. stable: the caller keeps src unchanged until the call ends, so the
+ * message may go by reference (see above). */
 int duet_coll_chan_try_send(duet_comm_t comm, duet_coll_chan_t *ch, int peer, const void *src, size_t len,
                             int stable);
 
@@ -76,9 +90,16 @@ duet_status_t duet_coll_chan_byref_wait(duet_comm_t comm, duet_coll_chan_t *ch, 
  * size other than `len` is an error (mismatched calls): *st is set. */
 const void *duet_coll_chan_peek(duet_comm_t comm, duet_coll_chan_t *ch, int peer, size_t len,
                                 duet_status_t *st);
-void duet_coll_chan_release(duet_comm_t comm, duet_coll_chan_t *ch, int peer);
+duet_status_t duet_coll_chan_release(duet_comm_t comm, duet_coll_chan_t *ch, int peer);
 
-/* The start of `rank`'s lane (mapped here). */
+/* Writes a line {seq, len, data} at `off` of a net peer's block (a slot header, a lane line):
+ * {len, the data when it fits the line's 48 bytes, else the data after the line}, a fence,
+ * then seq, each put complete locally on return (the channel's net_stage holds the copy).
+ * The peer, polling seq in its own memory, never sees seq before what it announces. */
+duet_status_t duet_coll_chan_net_line(duet_comm_t comm, duet_coll_chan_t *ch, int peer, size_t off, uint64_t seq,
+                                      const void *src, size_t len);
+
+/* The start of `rank`'s lane (mapped here: not for a net peer). */
 static inline char *duet_coll_chan_lane(duet_coll_chan_t *ch, int rank) { return ch->peer_block[rank] + ch->lane_off; }
 
 #endif

@@ -48,8 +48,8 @@ static int try_step(exec_t *x, const duet_step_t *st)
             memcpy(dst, msg, st->bytes);
         else
             duet_reduce_op(call->dt, call->op, dst, src, msg, st->bytes / call->elem);
-        duet_coll_chan_release(x->c, ch, st->peer);
-        return 1;
+        duet_status_t rst = duet_coll_chan_release(x->c, ch, st->peer);
+        return rst ? (int)rst : 1;
     }
     }
 }

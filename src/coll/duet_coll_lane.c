@@ -1,10 +1,24 @@
 /* The latency lane: one-shot allreduce of up to 48 bytes (design in the header). */
+#include <stddef.h>
 #include <string.h>
 #include "coll/duet_coll_lane.h"
 
+/* a lane line to a net peer is written as a channel slot's header (duet_coll_chan_net_line) */
+_Static_assert(sizeof(duet_lane_line_t) == sizeof(duet_chan_slot_t) &&
+                   offsetof(duet_lane_line_t, len) == offsetof(duet_chan_slot_t, len) &&
+                   offsetof(duet_lane_line_t, data) == offsetof(duet_chan_slot_t, data) &&
+                   DUET_LANE_BYTES == DUET_CHAN_INLINE,
+               "a lane line has a channel slot header's layout");
+
+/* The line `from` writes for `call` in the lane of `owner`: its place in owner's block, and
+ * the line itself where owner's block is mapped here. */
+static size_t lane_line_off(duet_coll_chan_t *ch, int from, uint64_t call)
+{
+    return ch->lane_off + (2 * (size_t)from + (call & 1)) * sizeof(duet_lane_line_t);
+}
 static duet_lane_line_t *lane_line(duet_coll_chan_t *ch, int owner, int from, uint64_t call)
 {
-    return (duet_lane_line_t *)(void *)duet_coll_chan_lane(ch, owner) + 2 * (size_t)from + (call & 1);
+    return (duet_lane_line_t *)(void *)(ch->peer_block[owner] + lane_line_off(ch, from, call));
 }
 
 /* Waits until rank p's input to lane call k is in my block. */
@@ -30,6 +44,11 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
     memcpy(mine, sendbuf, bytes);
     for (int i = 1; i < n; i++) { /* send: my line in every peer's lane, seq last */
         int p = (c->rank + i) % n;
+        if (!ch->peer_block[p]) { /* a net peer: the same line, by puts */
+            duet_status_t st = duet_coll_chan_net_line(c, ch, p, lane_line_off(ch, c->rank, k), k, mine, bytes);
+            if (st) return duet_error_wrap(st, fn);
+            continue;
+        }
         duet_lane_line_t *line = lane_line(ch, p, c->rank, k);
         memcpy(line->data, mine, bytes);
         line->len = bytes;
@@ -37,7 +56,7 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
     }
     for (int i = 1; i < n; i++) {
         int p = (c->rank + i) % n;
-        duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
+        if (ch->peer_block[p]) duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
     }
     /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
     duet_op_t step = op == DUET_AVG ? DUET_SUM : op;

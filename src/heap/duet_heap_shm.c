@@ -177,7 +177,7 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) job_net |= nets[pe];
     free(nets);
     if (st == DUET_OK && job_net) {
-        st = duet_tport_net_create(&h->net, b, h->local_base, user_end, h->eps, net_pe);
+        st = duet_tport_net_create(&h->net, b, h->local_base, seg_size, h->eps, net_pe); /* the zone too: net channels */
         for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) h->net_pes += net_pe[pe];
     }
     free(net_pe);

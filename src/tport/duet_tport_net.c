@@ -2,7 +2,7 @@
  * The net transport: one-sided operations over UCP (docs/NETWORK.md 2.3-2.6), for peers whose
  * segment is not mapped here (another host, or every peer under DUET_NET=force).
  *
- *   heap creation (collective):  ucp_init -> worker -> ucp_mem_map(my [0, user_end))
+ *   heap creation (collective):  ucp_init -> worker -> ucp_mem_map(my segment: heap and zone)
  *                                -> allgather {address, rkey, base} -> ucp_ep_create (PEER
  *                                error mode) + ucp_ep_rkey_unpack per net peer
  *   put       ucp_put_nbx, waited for local completion (nbi: not waited, done at quiet)
@@ -25,7 +25,15 @@
  * (its error callback). Over TCP, UCX emulates RMA with active messages handled by the
  * target's progress: the wait loop's progress hook (duet_wait_ctx_t.progress) is what serves
  * them while the target waits.
+ *
+ * Every heap with net peers has its own worker, and a rank may wait on one heap while a peer
+ * needs it to serve another (two communicators used in turn: test_comm): so every wait, in
+ * any heap and in the bootstrap's socket waits (duet_background_progress), progresses *all*
+ * the process's workers (duet_tport_net_progress_all). A worker is serialized by its own spin
+ * lock, held only across non-blocking UCP calls; a wait of another thread that finds it held
+ * passes it by.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +51,7 @@ duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg,
     return DUET_FAIL(DUET_ERR_UNSUPPORTED, HEAP, "the net transport is not built (no UCX: libucx-dev)");
 }
 void duet_tport_net_progress(void *net) { (void)net; }
+unsigned duet_tport_net_progress_all(void) { return 0; }
 void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx) { (void)net, (void)ctx; }
 void duet_tport_net_destroy(duet_net_t *net, duet_tport_ep_t *eps, int npes) { (void)net, (void)eps, (void)npes; }
 duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
@@ -66,6 +75,8 @@ typedef struct {
 } net_peer_t;
 
 struct duet_net {
+    struct duet_net *next; /* the process's nets (registry) */
+    atomic_flag busy;      /* held across every UCP call on this worker */
     ucp_context_h ctx;
     ucp_worker_h worker;
     ucp_mem_h memh;
@@ -77,10 +88,57 @@ struct duet_net {
 
 int duet_tport_net_built(void) { return 1; }
 
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static duet_net_t *registry;
+
+static void net_lock(duet_net_t *n)
+{
+    while (atomic_flag_test_and_set_explicit(&n->busy, memory_order_acquire)) duet_cpu_relax();
+}
+static int net_trylock(duet_net_t *n) { return !atomic_flag_test_and_set_explicit(&n->busy, memory_order_acquire); }
+static void net_unlock(duet_net_t *n) { atomic_flag_clear_explicit(&n->busy, memory_order_release); }
+
+/* Progresses every worker of the process that no other thread holds; returns events seen. */
+unsigned duet_tport_net_progress_all(void)
+{
+    unsigned events = 0;
+    if (pthread_mutex_trylock(&registry_lock) != 0) return 0; /* a net coming or going: next turn */
+    for (duet_net_t *n = registry; n; n = n->next) {
+        if (!net_trylock(n)) continue;
+        events += ucp_worker_progress(n->worker);
+        net_unlock(n);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return events;
+}
+
+static void background_progress(void) { (void)duet_tport_net_progress_all(); }
+
+static void registry_add(duet_net_t *n)
+{
+    pthread_mutex_lock(&registry_lock);
+    n->next = registry;
+    registry = n;
+    duet_background_progress_set(background_progress);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove(duet_net_t *n)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (duet_net_t **pp = &registry; *pp; pp = &(*pp)->next)
+        if (*pp == n) {
+            *pp = n->next;
+            break;
+        }
+    if (!registry) duet_background_progress_set(NULL);
+    pthread_mutex_unlock(&registry_lock);
+}
+
 void duet_tport_net_progress(void *arg)
 {
-    duet_net_t *n = arg;
-    if (n) ucp_worker_progress(n->worker);
+    (void)arg; /* every worker: a peer may need another heap's served (see the top) */
+    (void)duet_tport_net_progress_all();
 }
 
 void duet_tport_net_set_wait(duet_net_t *n, const duet_wait_ctx_t *ctx)
@@ -131,8 +189,14 @@ static duet_status_t wait_req(duet_net_t *n, net_peer_t *p, ucs_status_ptr_t req
     duet_waiter_init(&w, &n->wait, "net %s (UCP request)", op, 0, 0, pe);
     ucs_status_t s;
     duet_status_t st = DUET_OK;
-    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        if (ucp_worker_progress(n->worker)) continue;
+    for (;;) {
+        net_lock(n);
+        s = ucp_request_check_status(req);
+        unsigned events = s == UCS_INPROGRESS ? ucp_worker_progress(n->worker) : 0;
+        net_unlock(n);
+        if (s != UCS_INPROGRESS) break;
+        if (events) continue;
+        (void)duet_tport_net_progress_all(); /* the others' heaps: they may wait on me there */
         if (p && atomic_load_explicit(&p->failed, memory_order_relaxed)) {
             st = DUET_FAIL(DUET_ERR_PEER_FAILED, RMA, "net: %s to rank %d: its endpoint failed (%s)", op, pe,
                            ucs_status_string((ucs_status_t)atomic_load(&p->failed)));
@@ -140,12 +204,11 @@ static duet_status_t wait_req(duet_net_t *n, net_peer_t *p, ucs_status_ptr_t req
         }
         if ((st = duet_waiter_turn(&w))) break;
     }
-    if (st) {
-        ucp_request_cancel(n->worker, req);
-        ucp_request_free(req); /* released by UCX once it completes (cancelled or failed) */
-        return st;
-    }
-    ucp_request_free(req);
+    net_lock(n);
+    if (st) ucp_request_cancel(n->worker, req);
+    ucp_request_free(req); /* after a cancel: released by UCX once it completes */
+    net_unlock(n);
+    if (st) return st;
     return s == UCS_OK ? DUET_OK : ucs_fail(s, pe, op);
 }
 
@@ -155,7 +218,9 @@ static duet_status_t leave_req(duet_net_t *n, ucs_status_ptr_t req, const char *
     n->dirty = 1;
     if (req == NULL) return DUET_OK;
     if (UCS_PTR_IS_ERR(req)) return ucs_fail(UCS_PTR_STATUS(req), pe, op);
+    net_lock(n);
     ucp_request_free(req);
+    net_unlock(n);
     return DUET_OK;
 }
 
@@ -167,7 +232,9 @@ static duet_status_t net_put(duet_tport_ep_t *ep, size_t off, const void *src, s
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
     p->net->dirty = 1;
+    net_lock(p->net);
     ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
+    net_unlock(p->net);
     return wait_req(p->net, p, req, "put", ep->pe); /* local completion: src reusable */
 }
 
@@ -176,7 +243,10 @@ static duet_status_t net_put_nbi(duet_tport_ep_t *ep, size_t off, const void *sr
     duet_status_t st = check_ep(ep, "put_nbi");
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
-    return leave_req(p->net, ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param), "put_nbi", ep->pe);
+    net_lock(p->net);
+    ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
+    net_unlock(p->net);
+    return leave_req(p->net, req, "put_nbi", ep->pe);
 }
 
 static duet_status_t net_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t n)
@@ -184,7 +254,9 @@ static duet_status_t net_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t 
     duet_status_t st = check_ep(ep, "get");
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
+    net_lock(p->net);
     ucs_status_ptr_t req = ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
+    net_unlock(p->net);
     return wait_req(p->net, p, req, "get", ep->pe);
 }
 
@@ -193,7 +265,10 @@ static duet_status_t net_get_nbi(duet_tport_ep_t *ep, void *dst, size_t off, siz
     duet_status_t st = check_ep(ep, "get_nbi");
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
-    return leave_req(p->net, ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param), "get_nbi", ep->pe);
+    net_lock(p->net);
+    ucs_status_ptr_t req = ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
+    net_unlock(p->net);
+    return leave_req(p->net, req, "get_nbi", ep->pe);
 }
 
 /* Strided: one operation per element (UCP RMA has no strided form), then an endpoint flush:
@@ -208,12 +283,17 @@ static duet_status_t net_strided(duet_tport_ep_t *ep, int is_put, char *local, s
     for (size_t i = 0; i < nelems && !st; i++) {
         char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)es;
         uint64_t r = p->rbase + off + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)es);
+        net_lock(p->net);
         ucs_status_ptr_t req = is_put ? ucp_put_nbx(p->ep, l, es, r, p->rkey, &no_param)
                                       : ucp_get_nbx(p->ep, l, es, r, p->rkey, &no_param);
+        net_unlock(p->net);
         st = leave_req(p->net, req, op, ep->pe);
     }
     ucp_request_param_t fp = {.op_attr_mask = 0};
-    duet_status_t st2 = wait_req(p->net, p, ucp_ep_flush_nbx(p->ep, &fp), op, ep->pe);
+    net_lock(p->net);
+    ucs_status_ptr_t flush = ucp_ep_flush_nbx(p->ep, &fp);
+    net_unlock(p->net);
+    duet_status_t st2 = wait_req(p->net, p, flush, op, ep->pe);
     return st ? st : st2;
 }
 
@@ -265,11 +345,13 @@ static duet_status_t amo_via_ucp(duet_tport_ep_t *ep, duet_amo_op_t op, size_t o
         prm.reply_buffer = replyp;
     }
     p->net->dirty = 1;
+    net_lock(p->net);
     ucs_status_ptr_t req = ucp_atomic_op_nbx(p->ep, uop, argp, 1, p->rbase + off, p->rkey, &prm);
-    if (!wants_reply) return leave_req(p->net, req, "atomic", ep->pe);
     /* done at once (e.g. UCX's self transport): progress anyway, so a caller spinning on
      * this atomic still serves the others' emulated operations on my memory */
-    if (req == NULL) ucp_worker_progress(p->net->worker);
+    if (req == NULL && wants_reply) ucp_worker_progress(p->net->worker);
+    net_unlock(p->net);
+    if (!wants_reply) return leave_req(p->net, req, "atomic", ep->pe);
     if ((st = wait_req(p->net, p, req, "atomic", ep->pe))) return st;
     if (fetched) *fetched = width == 4 ? (uint64_t)reply32 : reply;
     return DUET_OK;
@@ -295,7 +377,9 @@ static duet_status_t net_fence(duet_tport_ep_t *ep)
     net_peer_t *p = peer_of(ep);
     duet_status_t st = check_ep(ep, "fence");
     if (st || !p->net->dirty) return st;
+    net_lock(p->net);
     ucs_status_t s = ucp_worker_fence(p->net->worker);
+    net_unlock(p->net);
     return s == UCS_OK ? DUET_OK : ucs_fail(s, ep->pe, "fence");
 }
 
@@ -308,7 +392,10 @@ static duet_status_t net_quiet(duet_tport_ep_t *ep)
     /* worker-wide: completes every net endpoint's operations, so the next endpoint's quiet
      * finds nothing to do */
     ucp_request_param_t fp = {.op_attr_mask = 0};
-    if ((st = wait_req(n, NULL, ucp_worker_flush_nbx(n->worker, &fp), "quiet (worker flush)", ep->pe))) return st;
+    net_lock(n);
+    ucs_status_ptr_t flush = ucp_worker_flush_nbx(n->worker, &fp);
+    net_unlock(n);
+    if ((st = wait_req(n, NULL, flush, "quiet (worker flush)", ep->pe))) return st;
     n->dirty = 0;
     return DUET_OK;
 }
@@ -494,6 +581,7 @@ out:
         eps[pe].base = NULL;
         eps[pe].doorbell = NULL;
     }
+    registry_add(n);
     *out = n;
     return DUET_OK;
 }
@@ -502,6 +590,7 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
 {
     if (!n) return;
     (void)npes;
+    registry_remove(n); /* no other thread progresses it from here on */
     if (n->worker && n->peers) {
         /* what I issued lands before my endpoints go (a peer may still wait for it); bounded */
         duet_wait_ctx_t quick = n->wait;

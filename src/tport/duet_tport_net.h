@@ -26,8 +26,12 @@ int duet_tport_net_built(void);
 duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg, size_t reg_len,
                                     duet_tport_ep_t *eps, const unsigned char *net_pe);
 
-/* The waits' progress hook (duet_wait_ctx_t.progress): progresses the worker. */
+/* The waits' progress hook (duet_wait_ctx_t.progress): progresses every worker of the
+ * process (duet_tport_net_progress_all; `net` is not needed). */
 void duet_tport_net_progress(void *net);
+
+/* Progresses every heap's worker that no other thread holds; returns the events seen. */
+unsigned duet_tport_net_progress_all(void);
 
 /* What bounds the transport's own waits (get, fetching atomics, quiet): a copy of the root
  * communicator's wait context (its abort word, timeout, spin). Pointers into the

@@ -247,6 +247,13 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w);
  * number of waits written. */
 int duet_wait_report(char *buf, size_t len, double older_s);
 
+/* Work a thread should do while it is blocked outside duet_waiter_turn (the bootstrap's socket
+ * waits): the net transport sets it to the progress of every UCP worker of the process, so a
+ * rank blocked in an exchange still serves its peers' one-sided operations (NULL: nothing).
+ * duet_background_progress() runs it and says whether there is any (then poll briefly). */
+void duet_background_progress_set(void (*fn)(void));
+int duet_background_progress(void);
+
 /* Wakes the sleepers of a doorbell after its owner's memory was changed. No fence: on
  * the hot path a fence would stall every put until its stores drain (measured: +0.1 us per
  * pingpong round trip). Without it the sleeper count may be read before the data store is

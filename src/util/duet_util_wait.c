@@ -200,3 +200,15 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
     }
     return DUET_OK;
 }
+
+static void (*_Atomic background_fn)(void);
+
+void duet_background_progress_set(void (*fn)(void)) { atomic_store(&background_fn, fn); }
+
+int duet_background_progress(void)
+{
+    void (*fn)(void) = atomic_load_explicit(&background_fn, memory_order_acquire);
+    if (!fn) return 0;
+    fn();
+    return 1;
+}

@@ -1,7 +1,10 @@
 # The one-sided tests again with DUET_NET=force (every other rank over the net transport, UCX
-# on TCP loopback: docs/NETWORK.md stage 2), as net.force.<test>.<n>, label net (no root
-# needed). Only in builds with UCX: elsewhere DUET_NET=force is refused at init. Collectives
-# are refused over net peers until stage 5, so the collective tests are not run this way.
+# on TCP loopback: docs/NETWORK.md stages 2 and 5), as net.force.<test>.<n>, label net (no root
+# needed). Only in builds with UCX: elsewhere DUET_NET=force is refused at init. The
+# collectives over net channels: test_coll with the tuner's choice and with each algorithm
+# forced (3 ranks: not a power of two), in the heap (nothing may go by reference to a net
+# peer), test_coll_group, test_coll_lane (also forced onto the lane at 4), test_comm (several
+# heaps in turn: each wait progresses every heap's worker), test_stress.
 if(NOT DUET_HAVE_UCX)
   return()
 endif()
@@ -13,3 +16,26 @@ foreach(prog test_rma test_amo test_sync test_net)
                          ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp")
   endforeach()
 endforeach()
+function(duet_net_force_test_ name prog n)
+  cmake_parse_arguments(T "" "" "ENV" ${ARGN})
+  add_test(NAME net.force.${name}.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 200 -x DUET_WAIT_TIMEOUT=60 $<TARGET_FILE:${prog}>)
+  set_tests_properties(net.force.${name}.${n} PROPERTIES LABELS net TIMEOUT 230
+                       ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp;${T_ENV}")
+endfunction()
+foreach(n 2 3 5)
+  duet_net_force_test_(test_coll.tuned test_coll ${n})
+endforeach()
+foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allreduce:rhd allreduce:oneshot
+             allreduce:twoshot broadcast:chain broadcast:tree reduce:chain reduce:tree allgather:ring
+             allgather:rd allgather:direct reducescatter:ring reducescatter:rhd reducescatter:direct
+             alltoall:pairwise)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_net_force_test_(test_coll.${tag} test_coll 3 ENV DUET_ALGO=${algo})
+endforeach()
+duet_net_force_test_(test_coll.heap test_coll 3 ENV TEST_COLL_HEAP=1)
+duet_net_force_test_(test_coll_group test_coll_group 3)
+duet_net_force_test_(test_coll_lane test_coll_lane 3)
+duet_net_force_test_(test_coll_lane.oneshot test_coll_lane 4 ENV DUET_ALGO=allreduce:oneshot)
+duet_net_force_test_(test_comm test_comm 3)
+duet_net_force_test_(test_stress test_stress 3)

@@ -41,7 +41,24 @@ if(DUET_HAVE_UCX)
     math(EXPR n "${hosts} * ${per_host}")
     add_test(NAME net.rma.${n}
              COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run ${hosts} --
-                     ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/test_onesided.sh -r ${per_host} ${onesided})
+                     ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -r ${per_host} ${onesided})
     set_tests_properties(net.rma.${n} PROPERTIES LABELS net TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+
+# stage 5: collectives across namespace hosts (test_coll: every collective, datatype and op
+# against a reference, with the tuner's choice; test_coll_lane: the one-shot lane over the
+# net): net.coll.4, two ranks on each of 2 hosts (shared memory and net peers in one
+# communicator); net.coll.3, one rank on each of 3 hosts
+if(DUET_HAVE_UCX)
+  foreach(shape "2;2" "3;1")
+    list(GET shape 0 hosts)
+    list(GET shape 1 per_host)
+    math(EXPR n "${hosts} * ${per_host}")
+    add_test(NAME net.coll.${n}
+             COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run ${hosts} --
+                     ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -r ${per_host}
+                     $<TARGET_FILE:test_coll> $<TARGET_FILE:test_coll_lane>)
+    set_tests_properties(net.coll.${n} PROPERTIES LABELS net TIMEOUT 400 SKIP_RETURN_CODE 77)
   endforeach()
 endif()

@@ -1,30 +1,29 @@
 #!/usr/bin/env bash
-# net.rma.* — one-sided calls between namespace hosts over the net transport (docs/NETWORK.md
-# stage 2). Each program given runs as HOSTS x RANKS_PER_HOST ranks, ranks r*R .. r*R+R-1 on
+# net.rma.*, net.coll.* — test programs across namespace hosts over the net transport
+# (docs/NETWORK.md stages 2 and 5). Each program given runs as HOSTS x RANKS_PER_HOST ranks, ranks r*R .. r*R+R-1 on
 # host r+1 (so peers on one host use shared memory and the others the net transport, in one
 # heap), started by hand as a multi-host launcher would (DUET_RANK, DUET_NRANKS, DUET_BOOT_ADDR =
 # host 1's address, each rank binding and advertising its own host's address with
-# DUET_BOOTSTRAP_IFADDR, one DUET_JOB_SECRET), UCX on TCP. The programs check their own results
-# (puts, gets, nbi, strided, atomics of every type and op, signals, wait_until, fence ordering,
-# quiet, barriers) against references. Run inside:
+# DUET_BOOTSTRAP_IFADDR, one DUET_JOB_SECRET), UCX on TCP, with the environment the caller
+# gives (DUET_ALGO, ...). The programs check their own results against references. Run inside:
 #
-#   netns.sh run HOSTS -- test_onesided.sh [-r RANKS_PER_HOST] PROGRAM...
+#   netns.sh run HOSTS -- run_across_hosts.sh [-r RANKS_PER_HOST] PROGRAM...
 #
 # HOSTS is taken from the run (netns.sh list, less its bridge). Exit 0 pass, 1 fail, 2 usage, 77 skipped (from
 # netns.sh: not root, no namespaces).
 set -u
-[ -n "${DUETNET_SH:-}" ] || { echo "test_onesided.sh: run it under netns.sh run HOSTS --" >&2; exit 2; }
+[ -n "${DUETNET_SH:-}" ] || { echo "run_across_hosts.sh: run it under netns.sh run HOSTS --" >&2; exit 2; }
 per_host=1
 if [ "${1:-}" = -r ]; then
     per_host=${2:-}
     shift 2 || true
 fi
 [ "$per_host" -ge 1 ] 2>/dev/null && [ $# -gt 0 ] ||
-    { echo "usage: test_onesided.sh [-r RANKS_PER_HOST] PROGRAM..." >&2; exit 2; }
+    { echo "usage: run_across_hosts.sh [-r RANKS_PER_HOST] PROGRAM..." >&2; exit 2; }
 hosts=$("$DUETNET_SH" list | grep -c -- "-[0-9]*$")
 [ "$hosts" -ge 1 ] || { echo "FAIL: netns.sh list gives no hosts" >&2; exit 1; }
 nranks=$((hosts * per_host))
-logs=$(mktemp -d /tmp/duet-test-onesided.XXXXXX) || exit 1
+logs=$(mktemp -d /tmp/duet-across-hosts.XXXXXX) || exit 1
 trap 'rm -rf "$logs"' EXIT
 addr1=$("$DUETNET_SH" addr 1) || { echo "FAIL: no address for host 1" >&2; exit 1; }
 port=29613
