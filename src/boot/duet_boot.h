@@ -44,6 +44,12 @@ typedef struct {
      * status): a communicator's abort word, so a revoke or a death ends a wait on a peer
      * that will never send (duet_comm_init.c sets it; the closing barrier clears it) */
     const _Atomic int *abort;
+    /* NULL, or what says that rank r is dead (the communicator's failure detector): an
+     * exchange stops waiting for a dead rank (a peer on a cut link is silent; its socket never
+     * closes), and the root still answers the live ranks; the call then returns
+     * DUET_ERR_PEER_FAILED. Also watched by the closing barrier. */
+    int (*gone)(void *arg, int rank);
+    void *gone_arg;
 } duet_boot_t;
 
 /* Makes a unique id: a listening socket (kept in a process-local registry until the

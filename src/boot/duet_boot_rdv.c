@@ -349,6 +349,9 @@ static const char *rank_name(int r, char *buf, size_t len)
     return buf;
 }
 
+/* Waits of the exchanges below watch rank r's death (b->gone). */
+static void watch(duet_boot_t *b, int r) { duet_tcp_watch_peer(b->gone, b->gone_arg, r); }
+
 static duet_status_t allgather(duet_boot_t *b, const void *mine, void *all, size_t bytes)
 {
     uint32_t seq = ++b->seq;
@@ -356,19 +359,33 @@ static duet_status_t allgather(duet_boot_t *b, const void *mine, void *all, size
     duet_status_t st = DUET_OK;
     char who[32];
     if (b->rank != 0) {
+        watch(b, 0);
         if ((st = duet_msg_send(b->root_fd, DUET_MSG_GATHER, seq, mine, bytes, deadline, "the root")))
             return st;
         return duet_msg_recv(b->root_fd, DUET_MSG_GATHERED, seq, all, bytes * (size_t)b->nranks,
                              deadline, "the root");
     }
     if (bytes) memcpy(all, mine, bytes);
-    for (int r = 1; r < b->nranks && st == DUET_OK; r++)
+    /* a rank that died is passed over (its part zeroed) so the live ones still get an answer;
+     * the call then fails with the first such death */
+    duet_status_t dead = DUET_OK;
+    for (int r = 1; r < b->nranks && st == DUET_OK; r++) {
+        watch(b, r);
         st = duet_msg_recv(b->rank_fds[r], DUET_MSG_GATHER, seq, (char *)all + bytes * (size_t)r,
                            bytes, deadline, rank_name(r, who, sizeof who));
-    for (int r = 1; r < b->nranks && st == DUET_OK; r++)
+        if (st == DUET_ERR_PEER_FAILED && b->gone && b->gone(b->gone_arg, r)) {
+            memset((char *)all + bytes * (size_t)r, 0, bytes);
+            if (!dead) dead = st;
+            st = DUET_OK;
+        }
+    }
+    for (int r = 1; r < b->nranks && st == DUET_OK; r++) {
+        if (b->gone && b->gone(b->gone_arg, r)) continue;
+        watch(b, r);
         st = duet_msg_send(b->rank_fds[r], DUET_MSG_GATHERED, seq, all, bytes * (size_t)b->nranks,
                            deadline, rank_name(r, who, sizeof who));
-    return st;
+    }
+    return st ? st : dead ? DUET_FAIL(dead, BOOT, "bootstrap: a rank died during an exchange") : DUET_OK;
 }
 
 static duet_status_t bcast(duet_boot_t *b, void *buf, size_t bytes)
@@ -376,12 +393,17 @@ static duet_status_t bcast(duet_boot_t *b, void *buf, size_t bytes)
     uint32_t seq = ++b->seq;
     uint64_t deadline = op_deadline();
     char who[32];
-    if (b->rank != 0)
+    if (b->rank != 0) {
+        watch(b, 0);
         return duet_msg_recv(b->root_fd, DUET_MSG_BCAST, seq, buf, bytes, deadline, "the root");
+    }
     duet_status_t st = DUET_OK;
-    for (int r = 1; r < b->nranks && st == DUET_OK; r++)
+    for (int r = 1; r < b->nranks && st == DUET_OK; r++) {
+        if (b->gone && b->gone(b->gone_arg, r)) continue;
+        watch(b, r);
         st = duet_msg_send(b->rank_fds[r], DUET_MSG_BCAST, seq, buf, bytes, deadline,
                            rank_name(r, who, sizeof who));
+    }
     return st;
 }
 
@@ -391,6 +413,7 @@ duet_status_t duet_boot_allgather(duet_boot_t *b, const void *mine, void *all, s
     const _Atomic int *old = duet_tcp_watch(b->abort);
     duet_status_t st = allgather(b, mine, all, bytes);
     duet_tcp_watch(old);
+    duet_tcp_watch_peer(NULL, NULL, -1);
     return st;
 }
 
@@ -399,6 +422,7 @@ duet_status_t duet_boot_bcast(duet_boot_t *b, void *buf, size_t bytes)
     const _Atomic int *old = duet_tcp_watch(b->abort);
     duet_status_t st = bcast(b, buf, bytes);
     duet_tcp_watch(old);
+    duet_tcp_watch_peer(NULL, NULL, -1);
     return st;
 }
 

@@ -24,6 +24,18 @@ static int ms_left(uint64_t deadline_ns)
 #define WATCH_MS 20 /* how often a wait looks at the watched abort word */
 
 static _Thread_local const _Atomic int *watched; /* duet_tcp_watch */
+static _Thread_local struct {
+    int (*gone)(void *arg, int rank);
+    void *arg;
+    int rank;
+} watched_peer; /* duet_tcp_watch_peer */
+
+void duet_tcp_watch_peer(int (*gone)(void *arg, int rank), void *arg, int rank)
+{
+    watched_peer.gone = gone;
+    watched_peer.arg = arg;
+    watched_peer.rank = rank;
+}
 
 const _Atomic int *duet_tcp_watch(const _Atomic int *abort)
 {
@@ -45,7 +57,9 @@ static duet_status_t wait_fd(int fd, short events, uint64_t deadline_ns, const c
         if (a < 0)
             return DUET_FAIL((duet_status_t)a, BOOT, "bootstrap: stopped %s %s: the communicator %s", doing, who,
                              a == DUET_ERR_REVOKED ? "was revoked" : "failed");
-        if (watched && ms > WATCH_MS) ms = WATCH_MS;
+        if (watched_peer.gone && watched_peer.gone(watched_peer.arg, watched_peer.rank))
+            return DUET_FAIL(DUET_ERR_PEER_FAILED, BOOT, "bootstrap: stopped %s %s: it died", doing, who);
+        if ((watched || watched_peer.gone) && ms > WATCH_MS) ms = WATCH_MS;
         if (duet_background_progress() && ms > 1) ms = 1; /* serve the net transport's peers meanwhile */
         int n = poll(&p, 1, ms);
         if (n > 0) return DUET_OK;

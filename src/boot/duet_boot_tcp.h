@@ -39,6 +39,10 @@ duet_status_t duet_msg_recv(int fd, uint32_t kind, uint32_t seq, void *buf, size
  * word, for the caller to put back. */
 const _Atomic int *duet_tcp_watch(const _Atomic int *abort);
 
+/* The calling thread's waits also stop (DUET_ERR_PEER_FAILED) once gone(arg, rank) says the
+ * peer they wait for is dead, looked at every 20 ms; gone NULL: no such check. */
+void duet_tcp_watch_peer(int (*gone)(void *arg, int rank), void *arg, int rank);
+
 /* A non-blocking, close-on-exec TCP connection to addr:port, retried until the deadline
  * while the root is not yet listening. */
 duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t deadline_ns, int *fd);

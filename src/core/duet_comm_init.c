@@ -119,12 +119,16 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
         if (!(duet_host_reach(&mine.key, &all[r].key) & DUET_HOST_PID)) {
             (*pids)[r] = mine.pid;
             DUET_LOG(INFO, INIT, "rank %d (host %.64s) is in another pid namespace: its death is "
-                     "seen only as a timeout", r, all[r].key.host);
+                     "seen through the net transport (an endpoint error, or its heartbeat's silence)", r,
+                     all[r].key.host);
         }
     }
     free(all);
     return st;
 }
+
+/* The bootstrap's question (duet_boot_t.gone): is rank r of the communicator dead? */
+static int boot_rank_gone(void *arg, int r) { return duet_ft_is_dead((duet_comm_t)arg, r); }
 
 duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t parent, int *heap_pe,
                                int slot, size_t heap_size, const char *tag, int device)
@@ -179,6 +183,8 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->wait_ctx.doorbell = &duet_heap_ctrl(c->heap->local_base)->doorbell;
     c->wait_ctx.abort_flag = (const _Atomic int *)&duet_comm_ft(c)->abort;
     c->boot.abort = c->wait_ctx.abort_flag; /* a revoke or a death also ends its out-of-band waits */
+    c->boot.gone = boot_rank_gone; /* ... and its closing barrier does not wait for the dead */
+    c->boot.gone_arg = c;
     c->wait_ctx.revoked_by = (const _Atomic int *)&duet_comm_ft(c)->revoked_by;
     c->wait_ctx.abort_why = c->abort_why; /* "" until the detector writes a reason */
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
@@ -283,6 +289,7 @@ static duet_status_t comm_free(duet_comm_t c)
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
         st = DUET_OK;
     }
+    duet_ft_release(c); /* the barrier asked it who is dead (c->boot.gone) */
     if (c->parent) {
         c->parent->children--;
         c->heap->slots_used &= ~(1ull << c->slot);

@@ -23,6 +23,16 @@
  * shared memory; a revoke already there stays): every wait on that communicator returns at
  * its next turn (duet_util_wait.c), and the GPU kernels' abort word is set too.
  * Communicators without the dead rank are left alone.
+ *
+ * Peers on other hosts (reached by the net transport; their process ids mean nothing here)
+ * are watched through the transport (docs/NETWORK.md 2.10): while a watched heap has net
+ * peers, the thread wakes every period, puts its heartbeat into each net peer's segment,
+ * progresses every UCP worker (which also serves the peers' operations while the program
+ * computes), and has duet_tport_net_watch look at each net peer: a failed endpoint (a closed
+ * or reset connection: a process killed on another host is seen within a period or so) or a
+ * heartbeat that has not moved for DUET_FT_NET_TIMEOUT (a host or link down, a stopped
+ * process) marks the rank dead as above. Across hosts silence must count as death; on this
+ * host it never does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +49,7 @@
 #include "core/duet_ft.h"
 #include "core/duet_hang.h"
 #include "cuda/duet_cuda_heap.h"
+#include "tport/duet_tport_net.h"
 
 #define ZOMBIE_EVERY 10 /* without pidfds: read /proc for zombies every 10th period */
 
@@ -119,7 +130,41 @@ static void mark_dead(duet_comm_t root, int r, const char *how)
 {
     atomic_store_explicit(&root->dead[r], 1, memory_order_release);
     atomic_fetch_add_explicit(&root->heap->deaths, 1, memory_order_release);
-    DUET_LOG(WARN, INIT, "rank %d (pid %d) has died (%s)", r, (int)root->pids[r], how);
+    if (root->heap->peer_base[r]) DUET_LOG(WARN, INIT, "rank %d (pid %d) has died (%s)", r, (int)root->pids[r], how);
+    else DUET_LOG(WARN, INIT, "rank %d (on another host) has died (%s)", r, how);
+}
+
+/* duet_tport_net_watch's report of a dead net peer (lock held) */
+typedef struct {
+    duet_comm_t root;
+    int found;
+} net_watch_t;
+
+static void net_peer_dead(void *arg, int pe, const char *why)
+{
+    net_watch_t *w = arg;
+    if (atomic_load_explicit(&w->root->dead[pe], memory_order_relaxed)) return;
+    mark_dead(w->root, pe, why);
+    w->found = 1;
+}
+
+/* The watched root communicators' net peers (lock held); 1 when one was found dead. Returns
+ * through *any whether some heap has net peers (then the thread wakes every period). */
+static int check_net(int *any)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    uint64_t every = (uint64_t)(cfg->ft_heartbeat_ms * 1e6), silence = (uint64_t)(cfg->ft_net_timeout * 1e9);
+    int found = 0;
+    *any = 0;
+    for (int i = 0; i < nwatched; i++) {
+        duet_comm_t c = watched[i];
+        if (c->parent || !c->heap->net) continue;
+        *any = 1;
+        net_watch_t w = {c, 0};
+        duet_tport_net_watch(c->heap->net, DUET_HEAP_HB_OFFSET, DUET_FT_MAX_RANKS, every, silence, net_peer_dead, &w);
+        found |= w.found;
+    }
+    return found;
 }
 
 /* The peers without a pidfd, by kill(pid, 0) (and /proc when `zombies`); lock held. */
@@ -210,13 +255,14 @@ static void *watch_loop(void *arg)
     struct pollfd *pfd = malloc(sizeof *pfd * (size_t)cap);
     who_t *who = malloc(sizeof *who * (size_t)cap);
     unsigned ticks = 0;
+    int net = 0;
     pthread_mutex_lock(&lock);
     while (!me->stop && pfd && who) {
         int fallback, n = build_poll_set(&pfd, &who, &cap, &fallback);
         uint64_t gen = generation;
         int gpu = carry_to_gpu(); /* a peer's revoke to my kernels: looked for every period */
         pthread_mutex_unlock(&lock);
-        int timeout = fallback || gpu ? period_ms : -1;
+        int timeout = fallback || gpu || net ? period_ms : -1;
         if (hang_ms > 0 && (timeout < 0 || hang_ms < timeout)) timeout = hang_ms;
         int ready = poll(pfd, (nfds_t)n, timeout);
         pthread_mutex_lock(&lock);
@@ -232,6 +278,7 @@ static void *watch_loop(void *arg)
                     !atomic_load_explicit(&who[i].c->dead[who[i].r], memory_order_relaxed))
                     mark_dead(who[i].c, who[i].r, "its process exited"), found = 1;
         if (fallback) found |= check_by_pid(++ticks % ZOMBIE_EVERY == 0);
+        found |= check_net(&net);
         if (found)
             for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
         duet_hang_reports();
@@ -322,7 +369,11 @@ void duet_ft_unwatch(duet_comm_t c)
         pthread_join(old->thread, NULL);
         free(old);
     }
-    if (!c->parent && c->pidfds) { /* after the thread let go of them */
+}
+
+void duet_ft_release(duet_comm_t c)
+{
+    if (!c->parent && c->pidfds) { /* the thread let go of them at duet_ft_unwatch */
         for (int r = 0; r < c->size; r++)
             if (c->pidfds[r] >= 0) close(c->pidfds[r]);
     }
@@ -333,15 +384,41 @@ void duet_ft_unwatch(duet_comm_t c)
     c->dead_pe = NULL;
 }
 
+/* Members whose net endpoint has failed (an operation may see it before the thread does);
+ * lock held. */
+static int net_failures(duet_comm_t root, duet_comm_t c)
+{
+    int found = 0;
+    char why[160];
+    for (int m = 0; root->heap->net && m < c->size; m++) {
+        int w = c->heap_pe[m];
+        if (w == root->rank || atomic_load_explicit(&root->dead[w], memory_order_relaxed)) continue;
+        if (duet_tport_net_peer_failed(root->heap->net, w, why, sizeof why)) mark_dead(root, w, why), found = 1;
+    }
+    return found;
+}
+
+void duet_ft_net_refresh(duet_comm_t c)
+{
+    duet_comm_t root = root_of(c);
+    if (!root->dead || !root->heap->net) return;
+    pthread_mutex_lock(&lock);
+    if (net_failures(root, c))
+        for (int i = 0; i < nwatched; i++) abort_if_member_dead(watched[i]);
+    pthread_mutex_unlock(&lock);
+}
+
 void duet_ft_refresh(duet_comm_t c)
 {
     duet_comm_t root = root_of(c);
     if (!root->dead || !root->pids) return;
     int found = 0;
     pthread_mutex_lock(&lock);
+    found = net_failures(root, c);
     for (int m = 0; m < c->size; m++) {
         int w = c->heap_pe[m];
         if (w == root->rank || atomic_load_explicit(&root->dead[w], memory_order_relaxed)) continue;
+        if (!root->heap->peer_base[w]) continue; /* on another host: its pid means nothing here */
         if (!process_alive((pid_t)root->pids[w], 1)) mark_dead(root, w, "found by a direct look"), found = 1;
     }
     if (found)

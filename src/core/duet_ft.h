@@ -12,9 +12,14 @@
 duet_status_t duet_ft_watch(duet_comm_t c);
 /* Stops watching c (before it is freed); the thread ends with the last communicator. */
 void duet_ft_unwatch(duet_comm_t c);
+/* Frees what the detector kept for c (its dead marks: duet_ft_is_dead says 0 from then on);
+ * after duet_ft_unwatch and the closing barrier, which still asks who is dead. */
+void duet_ft_release(duet_comm_t c);
 /* Looks at every member of c now (kill(pid, 0) and /proc, not waiting for the thread), and
  * marks the dead as the thread would. */
 void duet_ft_refresh(duet_comm_t c);
+/* Only c's members whose net endpoint has failed (cheap: no look at processes). */
+void duet_ft_net_refresh(duet_comm_t c);
 /* Sets c's device state (duet_device_comm_get) where the thread sees it: from then on the
  * thread carries a peer's revoke over to c's kernels every DUET_FT_PERIOD_MS. */
 void duet_ft_attach_device(duet_comm_t c, struct duet_cuda_comm *cc);

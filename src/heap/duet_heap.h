@@ -68,7 +68,13 @@ typedef struct {
 
 #define DUET_HEAP_FT_OFFSET (DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t))
 
+/* Heartbeats of the net peers (docs/NETWORK.md 2.10): word pe (pe < DUET_FT_MAX_RANKS) is put
+ * here by heap pe's failure detector every DUET_FT_HEARTBEAT_MS; mine watches it move. */
+#define DUET_HEAP_HB_OFFSET (DUET_HEAP_FT_OFFSET + DUET_TEAM_SLOTS * DUET_FT_AREA_BYTES)
+
 _Static_assert(sizeof(duet_ft_area_t) <= DUET_FT_AREA_BYTES, "a fault-tolerance area overflows");
+_Static_assert(DUET_HEAP_HB_OFFSET + DUET_FT_MAX_RANKS * sizeof(uint64_t) <= DUET_HEAP_USER_OFFSET,
+               "the heartbeat words overflow the internal area");
 _Static_assert(DUET_HEAP_FT_OFFSET + DUET_TEAM_SLOTS * DUET_FT_AREA_BYTES <= DUET_HEAP_USER_OFFSET,
                "internal heap area overflows");
 

@@ -52,6 +52,16 @@ duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg,
 }
 void duet_tport_net_progress(void *net) { (void)net; }
 unsigned duet_tport_net_progress_all(void) { return 0; }
+void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
+                          duet_net_dead_fn dead, void *arg)
+{
+    (void)n, (void)hb_off, (void)hb_pes, (void)every_ns, (void)silence_ns, (void)dead, (void)arg;
+}
+int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
+{
+    (void)n, (void)pe, (void)why, (void)len;
+    return 0;
+}
 void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx) { (void)net, (void)ctx; }
 void duet_tport_net_destroy(duet_net_t *net, duet_tport_ep_t *eps, int npes) { (void)net, (void)eps, (void)npes; }
 duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
@@ -72,10 +82,20 @@ typedef struct {
     ucp_rkey_h rkey;
     uint64_t rbase;        /* the peer's segment base, in its address space */
     _Atomic int failed;    /* the endpoint's error (a ucs_status_t), 0 while healthy */
+    /* the failure detector's view (duet_tport_net_watch; its thread only) */
+    int is_net;            /* reached over the net (not myself, not mapped)             */
+    int dirty;             /* operations to it may not be remotely complete yet          */
+    int reported;          /* found dead and said so                                    */
+    ucs_status_ptr_t hb_req; /* my heartbeat's put to it, in flight                      */
+    _Atomic int hb_state;  /* its completion: 0 in flight, 1 done, -1 failed (callback)   */
+    uint64_t hb_out;       /* the value being put (stays until the put completes)        */
+    uint64_t hb_last, hb_seen_ns, hb_sent_ns;
 } net_peer_t;
 
 struct duet_net {
     struct duet_net *next; /* the process's nets (registry) */
+    char *seg;             /* my segment (registered)      */
+    int me;
     atomic_flag busy;      /* held across every UCP call on this worker */
     ucp_context_h ctx;
     ucp_worker_h worker;
@@ -146,6 +166,10 @@ void duet_tport_net_set_wait(duet_net_t *n, const duet_wait_ctx_t *ctx)
     if (!n) return;
     n->wait = *ctx;
     n->wait.abort_why = NULL;
+    /* not the root communicator's abort word: an operation to a live peer must complete for a
+     * team of survivors after a death (the heap is shared); a dead peer's waits end by its
+     * endpoint's failure (UCX's, or the detector's on silence), the others by the deadline */
+    n->wait.abort_flag = NULL;
     n->wait.progress = NULL; /* the net waits progress by themselves */
 }
 
@@ -216,6 +240,7 @@ static duet_status_t wait_req(duet_net_t *n, net_peer_t *p, ucs_status_ptr_t req
 static duet_status_t leave_req(duet_net_t *n, ucs_status_ptr_t req, const char *op, int pe)
 {
     n->dirty = 1;
+    n->peers[pe].dirty = 1;
     if (req == NULL) return DUET_OK;
     if (UCS_PTR_IS_ERR(req)) return ucs_fail(UCS_PTR_STATUS(req), pe, op);
     net_lock(n);
@@ -231,7 +256,7 @@ static duet_status_t net_put(duet_tport_ep_t *ep, size_t off, const void *src, s
     duet_status_t st = check_ep(ep, "put");
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
-    p->net->dirty = 1;
+    p->net->dirty = p->dirty = 1;
     net_lock(p->net);
     ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
     net_unlock(p->net);
@@ -344,7 +369,7 @@ static duet_status_t amo_via_ucp(duet_tport_ep_t *ep, duet_amo_op_t op, size_t o
         prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         prm.reply_buffer = replyp;
     }
-    p->net->dirty = 1;
+    p->net->dirty = p->dirty = 1;
     net_lock(p->net);
     ucs_status_ptr_t req = ucp_atomic_op_nbx(p->ep, uop, argp, 1, p->rbase + off, p->rkey, &prm);
     /* done at once (e.g. UCX's self transport): progress anyway, so a caller spinning on
@@ -372,31 +397,49 @@ duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, si
     return amo_via_ucp(ep, op, off, width, operand, cond, fetched, 1);
 }
 
+/* The injected fault of a test, if any (check_ep without the endpoint's own failure). */
+static duet_status_t injected(duet_tport_ep_t *ep, const char *op)
+{
+    int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
+    return DUET_UNLIKELY(f != 0) ? DUET_FAIL((duet_status_t)f, RMA, "net link to rank %d is broken (injected fault: %s, "
+                                             "%s)", ep->pe, duet_status_str((duet_status_t)f), op)
+                                 : DUET_OK;
+}
+
+/* Fence and quiet of a dead peer succeed, as on shared memory: what was sent to it is lost
+ * with it, and the communicators that hold it learn of its death from the detector; the
+ * others (a team of the survivors) must go on. */
 static duet_status_t net_fence(duet_tport_ep_t *ep)
 {
     net_peer_t *p = peer_of(ep);
-    duet_status_t st = check_ep(ep, "fence");
-    if (st || !p->net->dirty) return st;
+    duet_status_t st = injected(ep, "fence");
+    if (st || !p->net->dirty || atomic_load_explicit(&p->failed, memory_order_relaxed)) return st;
     net_lock(p->net);
     ucs_status_t s = ucp_worker_fence(p->net->worker);
     net_unlock(p->net);
     return s == UCS_OK ? DUET_OK : ucs_fail(s, ep->pe, "fence");
 }
 
+/* One endpoint's flush: only live peers' (a worker-wide flush would wait for a cut link). */
 static duet_status_t net_quiet(duet_tport_ep_t *ep)
 {
     net_peer_t *p = peer_of(ep);
     duet_net_t *n = p->net;
-    duet_status_t st = check_ep(ep, "quiet");
-    if (st || !n->dirty) return st;
-    /* worker-wide: completes every net endpoint's operations, so the next endpoint's quiet
-     * finds nothing to do */
+    duet_status_t st = injected(ep, "quiet");
+    if (st || !p->dirty) return st;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+        p->dirty = 0;
+        return DUET_OK;
+    }
     ucp_request_param_t fp = {.op_attr_mask = 0};
     net_lock(n);
-    ucs_status_ptr_t flush = ucp_worker_flush_nbx(n->worker, &fp);
+    ucs_status_ptr_t flush = ucp_ep_flush_nbx(p->ep, &fp);
     net_unlock(n);
-    if ((st = wait_req(n, NULL, flush, "quiet (worker flush)", ep->pe))) return st;
-    n->dirty = 0;
+    if ((st = wait_req(n, p, flush, "quiet (endpoint flush)", ep->pe))) {
+        if (atomic_load_explicit(&p->failed, memory_order_relaxed)) st = DUET_OK, p->dirty = 0; /* died meanwhile */
+        return st;
+    }
+    p->dirty = 0;
     return DUET_OK;
 }
 
@@ -431,6 +474,80 @@ const duet_tport_ops_t duet_tport_net_ops = {
 
 /* ---- creation and teardown */
 
+/* ---- the failure detector's look at the net peers (docs/NETWORK.md 2.10) ---- */
+
+int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
+{
+    net_peer_t *p = &n->peers[pe];
+    int e = p->is_net ? atomic_load_explicit(&p->failed, memory_order_acquire) : 0;
+    if (e) snprintf(why, len, "its endpoint failed: %s", ucs_status_string((ucs_status_t)e));
+    return e != 0;
+}
+
+/* My heartbeat's put, completed in whichever thread progresses the worker: the detector sees
+ * it without the worker's lock (which a waiting thread may hold nearly all the time). */
+static void heartbeat_done(void *request, ucs_status_t status, void *user_data)
+{
+    (void)request;
+    net_peer_t *p = user_data;
+    atomic_store_explicit(&p->hb_state, status == UCS_OK ? 1 : -1, memory_order_release);
+}
+
+/* Puts my heartbeat (the time now: it differs every time) into p's word for me, unless the
+ * last one is still in flight. */
+static void heartbeat_send(duet_net_t *n, net_peer_t *p, size_t hb_off, uint64_t now)
+{
+    if (p->hb_req) {
+        if (atomic_load_explicit(&p->hb_state, memory_order_acquire) == 0) return;
+        net_lock(n);
+        ucp_request_free(p->hb_req);
+        net_unlock(n);
+        p->hb_req = NULL;
+    }
+    p->hb_sent_ns = p->hb_out = now;
+    atomic_store_explicit(&p->hb_state, 0, memory_order_relaxed);
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.send = heartbeat_done, .user_data = p};
+    net_lock(n);
+    ucs_status_ptr_t r = ucp_put_nbx(p->ep, &p->hb_out, sizeof p->hb_out,
+                                     p->rbase + hb_off + (size_t)n->me * sizeof(uint64_t), p->rkey, &prm);
+    net_unlock(n);
+    if (r != NULL && !UCS_PTR_IS_ERR(r)) p->hb_req = r;
+}
+
+void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
+                          duet_net_dead_fn dead, void *arg)
+{
+    (void)duet_tport_net_progress_all(); /* also serves the peers' operations on my memory */
+    uint64_t now = duet_time_ns();
+    const _Atomic uint64_t *heard = (const _Atomic uint64_t *)(void *)(n->seg + hb_off);
+    for (int pe = 0; pe < n->npes; pe++) {
+        net_peer_t *p = &n->peers[pe];
+        if (!p->is_net || p->reported) continue;
+        char why[160];
+        int e = atomic_load_explicit(&p->failed, memory_order_acquire);
+        if (e) {
+            snprintf(why, sizeof why, "its endpoint failed: %s", ucs_status_string((ucs_status_t)e));
+            p->reported = 1;
+            dead(arg, pe, why);
+            continue;
+        }
+        if (n->me < hb_pes && now - p->hb_sent_ns >= every_ns) heartbeat_send(n, p, hb_off, now);
+        if (pe >= hb_pes) continue; /* no word of its own: endpoint errors only */
+        uint64_t h = atomic_load_explicit(&heard[pe], memory_order_acquire);
+        if (h != p->hb_last || !p->hb_seen_ns) p->hb_seen_ns = now; /* silence counts from the first look */
+        p->hb_last = h;
+        if (now - p->hb_seen_ns > silence_ns) {
+            snprintf(why, sizeof why, "no heartbeat for %.1f s: its host or link is down, or its process stopped",
+                     (double)(now - p->hb_seen_ns) / 1e9);
+            int none = 0; /* from now on its operations fail at once, and its waits end */
+            atomic_compare_exchange_strong(&p->failed, &none, (int)UCS_ERR_ENDPOINT_TIMEOUT);
+            p->reported = 1;
+            dead(arg, pe, why);
+        }
+    }
+}
+
 typedef struct {
     uint64_t addr_len, rkey_len, base;
     int32_t ok, pad;
@@ -459,6 +576,8 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
         goto exchange;
     }
     n->npes = npes;
+    n->me = me;
+    n->seg = seg;
     n->wait.timeout_s = duet_cfg()->wait_timeout;
     n->wait.spin_us = duet_cfg()->wait_spin_us;
     ucp_config_t *config = NULL;
@@ -580,6 +699,7 @@ out:
         eps[pe].ops = &duet_tport_net_ops;
         eps[pe].base = NULL;
         eps[pe].doorbell = NULL;
+        n->peers[pe].is_net = 1;
     }
     registry_add(n);
     *out = n;
@@ -599,9 +719,18 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         duet_wait_ctx_t keep = n->wait;
         n->wait = quick;
         ucp_request_param_t fp = {.op_attr_mask = 0};
-        if (n->dirty) (void)wait_req(n, NULL, ucp_worker_flush_nbx(n->worker, &fp), "flush at heap release", -1);
+        for (int pe = 0; pe < n->npes; pe++) { /* the live peers' (a dead one's would wait the bound out) */
+            net_peer_t *p = &n->peers[pe];
+            if (p->ep && p->dirty && !atomic_load_explicit(&p->failed, memory_order_relaxed))
+                (void)wait_req(n, p, ucp_ep_flush_nbx(p->ep, &fp), "flush at heap release", pe);
+        }
         for (int pe = 0; pe < n->npes; pe++) {
             net_peer_t *p = &n->peers[pe];
+            if (p->hb_req) { /* the detector's heartbeat in flight (the detector has let go of n) */
+                ucp_request_cancel(n->worker, p->hb_req);
+                ucp_request_free(p->hb_req);
+                p->hb_req = NULL;
+            }
             if (p->rkey) ucp_rkey_destroy(p->rkey);
             if (!p->ep) continue;
             ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};

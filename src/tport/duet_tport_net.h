@@ -33,9 +33,23 @@ void duet_tport_net_progress(void *net);
 /* Progresses every heap's worker that no other thread holds; returns the events seen. */
 unsigned duet_tport_net_progress_all(void);
 
+/* The failure detector's look at the net peers (its thread, every period, docs/NETWORK.md
+ * 2.10): progresses every worker; puts my heartbeat (the time) every every_ns into word `me`
+ * of the array at hb_off of each net peer's segment; then, for each net peer not yet reported,
+ * calls dead(arg, pe, why) once when its endpoint failed (UCX's error callback: a closed or
+ * reset connection), or when its word in my own array (hb_pes words at hb_off of my segment)
+ * has not moved for silence_ns. Peers pe >= hb_pes have no word: only endpoint errors. */
+typedef void (*duet_net_dead_fn)(void *arg, int pe, const char *why);
+void duet_tport_net_watch(duet_net_t *net, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
+                          duet_net_dead_fn dead, void *arg);
+
+/* 1 (and why) when net peer pe's endpoint has failed (UCX's error, or the detector's verdict). */
+int duet_tport_net_peer_failed(duet_net_t *net, int pe, char *why, size_t len);
+
 /* What bounds the transport's own waits (get, fetching atomics, quiet): a copy of the root
- * communicator's wait context (its abort word, timeout, spin). Pointers into the
- * communicator itself (abort_why) are not kept. */
+ * communicator's wait context (timeout, spin), without its abort word (a team of survivors
+ * shares the heap and must go on after a death): a dead peer's waits end when its endpoint
+ * fails (UCX's error, or the detector's verdict on silence). */
 void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx);
 
 /* Flushes (bounded), closes the endpoints, unregisters, destroys the worker and context. */

@@ -96,14 +96,19 @@ void duet_log_set_rank(int rank);
       "Address the rendezvous root listens on and advertises (default: the host's address)")    \
     X(NET, net, STR, "auto",                                                                     \
       "Transport between ranks on different hosts (docs/NETWORK.md): auto: net (UCX) to other "  \
-      "hosts, shared memory inside one (no net transport yet: a job on several hosts is "        \
-      "refused); off: refuse jobs on several hosts; force: for tests, treat local peers as "     \
-      "remote once the net transport exists (refused at init until then)")                      \
+      "hosts, shared memory inside one (a build without UCX refuses jobs on several hosts); "    \
+      "off: refuse jobs on several hosts; force: for tests, treat local peers as remote too")    \
     X(WAIT_TIMEOUT, wait_timeout, SECS, "300",                                                   \
       "Bound in seconds on every wait of a one-sided or collective call; 0 waits forever")      \
     X(FT_PERIOD_MS, ft_period_ms, NUM, "10",                                                     \
       "Milliseconds between two checks of the peers' liveness where a peer has no pidfd (the "  \
       "failure detector); 0: no failure detector")                                              \
+    X(FT_HEARTBEAT_MS, ft_heartbeat_ms, NUM, "100",                                              \
+      "Milliseconds between two reads of the heartbeat of each peer on another host (the failure "\
+      "detector over the net transport)")                                                       \
+    X(FT_NET_TIMEOUT, ft_net_timeout, SECS, "10",                                                \
+      "A peer on another host whose heartbeat has not moved for this long is declared dead "    \
+      "(its host or link down, or its process stopped); an endpoint error declares it at once") \
     X(FT_PIDFD, ft_pidfd, INT, "1",                                                              \
       "1: the failure detector sleeps on the peers' pidfds (instant, no polling); 0: it polls " \
       "kill(pid, 0) and /proc every DUET_FT_PERIOD_MS")                                         \

@@ -16,6 +16,10 @@
  *               work), and duet_comm_status says so from then on
  *   sigstop     no death: rank 0 stops rank 1 with SIGSTOP for 0.3 s in the middle of the
  *               loop, then SIGCONT; nobody may see a failure (a stopped rank is alive)
+ *   cut         across namespace hosts (tests/net, one rank per host): as barrier, but the
+ *               victim first takes its host's link down (ip link set $DUETNET_IFACE down), so
+ *               its death reaches nobody: the survivors must see it by the heartbeat's
+ *               silence (DUET_FT_NET_TIMEOUT, docs/NETWORK.md 2.10)
  * Before dying, the victim stores the time (CLOCK_MONOTONIC, one host) into every survivor's
  * symmetric word. Each survivor then checks: the call that was waiting returns
  * DUET_ERR_PEER_FAILED with a message naming the victim ("rank V died"), within
@@ -37,6 +41,7 @@
 #define KILL_AT 40         /* the scripted scenarios' victim dies at this iteration */
 
 static int me, npes, victim;
+static const char *cut_iface; /* "cut": the victim's network interface, taken down before it dies */
 static duet_comm_t W, team;
 static uint64_t *death_ns; /* symmetric: the victim's time of death */
 static uint64_t *sig;      /* symmetric: the signal the victim never sends */
@@ -55,6 +60,11 @@ static void die_now(void)
         if (pe != me) CHECK_OK(duet_put(W, death_ns, &t, sizeof t, pe));
     CHECK_OK(duet_quiet(W));
     fflush(stdout);
+    if (cut_iface) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "ip link set dev %s down", cut_iface);
+        CHECK(system(cmd) == 0, "%s failed", cmd);
+    }
     kill(getpid(), SIGKILL);
     pause();
 }
@@ -146,7 +156,7 @@ static void scenario_wait(const char *kind)
         die_now();
     }
     duet_status_t st;
-    if (!strcmp(kind, "barrier")) {
+    if (!strcmp(kind, "barrier") || !strcmp(kind, "cut")) {
         st = duet_barrier(W);
     } else if (!strcmp(kind, "signal")) {
         st = duet_signal_wait_until(W, sig, DUET_CMP_GE, 1, NULL);
@@ -231,6 +241,11 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "random")) scenario_loop((int)(seed % 200), 1, seed);
     else if (!strcmp(scenario, "barrier") || !strcmp(scenario, "signal") || !strcmp(scenario, "group"))
         scenario_wait(scenario);
+    else if (!strcmp(scenario, "cut")) {
+        cut_iface = getenv("DUETNET_IFACE"); /* set by tests/net/netns.sh in each host */
+        CHECK(cut_iface && *cut_iface, "cut: DUETNET_IFACE is not set (run it under tests/net/netns.sh)");
+        scenario_wait(scenario);
+    }
     else if (!strcmp(scenario, "sigstop")) scenario_sigstop();
     else if (!strcmp(scenario, "puts")) scenario_puts();
     else FATAL("unknown scenario %s", scenario);

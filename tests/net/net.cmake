@@ -62,3 +62,33 @@ if(DUET_HAVE_UCX)
     set_tests_properties(net.coll.${n} PROPERTIES LABELS net TIMEOUT 400 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# stage 7 (docs/NETWORK.md 2.10): failures across hosts, test_ft_detect's scenarios (a rank
+# kills itself while the others run allreduces, wait in a barrier, for a signal, in a group, or
+# put to it; each survivor checks DUET_ERR_PEER_FAILED naming it within 2 s, then a team of the
+# survivors goes on). net.ft_kill.2: one rank on each of 2 hosts (seen through the broken
+# connection); net.ft_kill.4: two ranks on each of 2 hosts, the victim sharing its host with a
+# survivor; net.ft_stop.2: a rank stopped for 0.3 s is not declared dead; net.ft_cut.3: one rank
+# on each of 3 hosts, the victim takes its host's link down first (seen by the heartbeat's
+# silence, DUET_FT_NET_TIMEOUT=1)
+if(DUET_HAVE_UCX)
+  set(kill_scenarios)
+  foreach(sc allreduce barrier signal group puts)
+    list(APPEND kill_scenarios $<TARGET_FILE:test_ft_detect> ${sc})
+  endforeach()
+  add_test(NAME net.ft_kill.2
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
+                   ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -k 1 ${kill_scenarios})
+  add_test(NAME net.ft_kill.4
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
+                   ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -r 2 -k 3 ${kill_scenarios})
+  add_test(NAME net.ft_stop.2
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
+                   ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh $<TARGET_FILE:test_ft_detect> sigstop)
+  add_test(NAME net.ft_cut.3
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 3 --
+                   ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -k 2 $<TARGET_FILE:test_ft_detect> cut)
+  set_tests_properties(net.ft_kill.2 net.ft_kill.4 net.ft_stop.2 net.ft_cut.3 PROPERTIES LABELS net TIMEOUT 300
+                       SKIP_RETURN_CODE 77)
+  set_tests_properties(net.ft_cut.3 PROPERTIES ENVIRONMENT "DUET_FT_NET_TIMEOUT=1")
+endif()
