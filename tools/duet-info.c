@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "util/duet_util.h"
 #include "cuda/duet_cuda_heap.h"
+#include "tport/duet_tport_net.h"
 
 static void print_backends(void)
 {
@@ -22,7 +23,8 @@ static void print_backends(void)
     char cuda[2048];
     int rc = duet_cuda_describe(cuda, sizeof cuda);
     printf("  %-6s %-11s %s\n", "cuda", rc > 0 ? "available" : rc == 0 ? "UNAVAILABLE" : "not built", cuda);
-    printf("  %-6s %-11s %s\n", "net", "not built", "the UCX network transport is not part of this build yet");
+    char net[512];
+    printf("  %-6s %-11s %s\n", "net", duet_tport_net_describe(net, sizeof net) > 0 ? "available" : "not built", net);
 }
 
 static void print_settings(void)

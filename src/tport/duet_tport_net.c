@@ -29,9 +29,10 @@
  * Every heap with net peers has its own worker, and a rank may wait on one heap while a peer
  * needs it to serve another (two communicators used in turn: test_comm): so every wait, in
  * any heap and in the bootstrap's socket waits (duet_background_progress), progresses *all*
- * the process's workers (duet_tport_net_progress_all). A worker is serialized by its own spin
- * lock, held only across non-blocking UCP calls; a wait of another thread that finds it held
- * passes it by.
+ * the process's workers (duet_tport_net_progress_all). A worker is serialized by its own
+ * ticket lock (fair: a thread spinning in a wait cannot starve the failure detector's, whose
+ * heartbeats would then stop), held only across non-blocking UCP calls; another thread's
+ * progress that finds it held passes it by.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -52,6 +53,11 @@ duet_status_t duet_tport_net_create(duet_net_t **net, duet_boot_t *b, char *seg,
 }
 void duet_tport_net_progress(void *net) { (void)net; }
 unsigned duet_tport_net_progress_all(void) { return 0; }
+int duet_tport_net_describe(char *buf, size_t len)
+{
+    snprintf(buf, len, "built without UCX (libucx-dev, -DDUET_UCX=ON): one host only");
+    return -1;
+}
 void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
                           duet_net_dead_fn dead, void *arg)
 {
@@ -96,7 +102,9 @@ struct duet_net {
     struct duet_net *next; /* the process's nets (registry) */
     char *seg;             /* my segment (registered)      */
     int me;
-    atomic_flag busy;      /* held across every UCP call on this worker */
+    _Atomic unsigned lock_next, lock_serving; /* a ticket lock, held across every UCP call on this
+                                               * worker: fair, so the detector's thread gets its
+                                               * turn while another thread waits in a tight loop */
     ucp_context_h ctx;
     ucp_worker_h worker;
     ucp_mem_h memh;
@@ -108,15 +116,33 @@ struct duet_net {
 
 int duet_tport_net_built(void) { return 1; }
 
+int duet_tport_net_describe(char *buf, size_t len)
+{
+    const char *tls = getenv("UCX_TLS");
+    snprintf(buf, len, "UCX %s: ranks on other hosts (DUET_NET=%s); transports: %s", ucp_get_version_string(),
+             duet_cfg()->net, tls && *tls ? tls : "UCX's choice, less self");
+    return 1;
+}
+
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_net_t *registry;
 
 static void net_lock(duet_net_t *n)
 {
-    while (atomic_flag_test_and_set_explicit(&n->busy, memory_order_acquire)) duet_cpu_relax();
+    unsigned ticket = atomic_fetch_add_explicit(&n->lock_next, 1, memory_order_relaxed);
+    while (atomic_load_explicit(&n->lock_serving, memory_order_acquire) != ticket) duet_cpu_relax();
 }
-static int net_trylock(duet_net_t *n) { return !atomic_flag_test_and_set_explicit(&n->busy, memory_order_acquire); }
-static void net_unlock(duet_net_t *n) { atomic_flag_clear_explicit(&n->busy, memory_order_release); }
+static int net_trylock(duet_net_t *n)
+{
+    unsigned serving = atomic_load_explicit(&n->lock_serving, memory_order_relaxed), next = serving;
+    return atomic_compare_exchange_strong_explicit(&n->lock_next, &next, serving + 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+static void net_unlock(duet_net_t *n)
+{
+    atomic_store_explicit(&n->lock_serving, atomic_load_explicit(&n->lock_serving, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
 
 /* Progresses every worker of the process that no other thread holds; returns events seen. */
 unsigned duet_tport_net_progress_all(void)

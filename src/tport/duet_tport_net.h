@@ -16,6 +16,8 @@ typedef struct duet_net duet_net_t;
 
 /* 1 when the build has the net transport (UCX). */
 int duet_tport_net_built(void);
+/* One line for duet-info: the UCX version and settings; 1 when built, -1 when not. */
+int duet_tport_net_describe(char *buf, size_t len);
 
 /* Collective over `b` (every rank calls it, also one without net peers): creates the context
  * and worker, registers [seg, seg + reg_len), exchanges worker addresses and packed rkeys

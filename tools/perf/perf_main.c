@@ -391,6 +391,9 @@ static int run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
     }
     p->row_bytes = bytes, p->busbw_factor = 1;
     snprintf(p->row_algo, sizeof p->row_algo, "%s", m->algo ? m->algo : "");
+    /* a one-sided row's transport to rank 1: shm where its memory is mapped here, else net */
+    if (m->algo && !strcmp(m->algo, "shm") && p->nranks > 1 && p->slot && !duet_ptr(p->comm, p->slot, 1))
+        snprintf(p->row_algo, sizeof p->row_algo, "net");
     if (m->setup && m->setup(p, bytes, why)) return -1;
     PERF_CHECK(duet_barrier_all());
     m->body(p, bytes, warmup);
