@@ -322,14 +322,38 @@ static duet_status_t net_get_nbi(duet_tport_ep_t *ep, void *dst, size_t off, siz
     return leave_req(p->net, req, "get_nbi", ep->pe);
 }
 
-/* Strided: one operation per element (UCP RMA has no strided form), then an endpoint flush:
- * a blocking iput/iget returns with every element done. */
+static duet_status_t net_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
+
+#define SPAN_FACTOR 8 /* a strided get whose remote span is at most this many times its data
+                       * is one get of the span (then copied out here) */
+
+/* A strided get as one get of the remote span into a scratch buffer; 1 when done that way
+ * (*st its result), 0 when the span is too sparse or no memory (then element by element). */
+static int strided_get_by_span(duet_tport_ep_t *ep, char *local, size_t off, ptrdiff_t lstride, ptrdiff_t rstride,
+                               size_t nelems, size_t es, duet_status_t *st)
+{
+    ptrdiff_t last = (ptrdiff_t)(nelems - 1) * rstride, lo = last < 0 ? last : 0, hi = last < 0 ? 0 : last;
+    size_t span = (size_t)(hi - lo + 1) * es;
+    if (nelems < 2 || span / SPAN_FACTOR > nelems * es) return 0;
+    char *tmp = malloc(span);
+    if (!tmp) return 0;
+    *st = net_get(ep, tmp, (size_t)((ptrdiff_t)off + lo * (ptrdiff_t)es), span);
+    for (size_t i = 0; *st == DUET_OK && i < nelems; i++)
+        memcpy(local + (ptrdiff_t)i * lstride * (ptrdiff_t)es, tmp + ((ptrdiff_t)i * rstride - lo) * (ptrdiff_t)es, es);
+    free(tmp);
+    return 1;
+}
+
+/* Strided: a get of a dense enough span is one get; otherwise one operation per element (UCP
+ * RMA has no strided form), then an endpoint flush: a blocking iput/iget returns with every
+ * element done. */
 static duet_status_t net_strided(duet_tport_ep_t *ep, int is_put, char *local, size_t off, ptrdiff_t lstride,
                                  ptrdiff_t rstride, size_t nelems, size_t es)
 {
     const char *op = is_put ? "iput" : "iget";
     duet_status_t st = check_ep(ep, op);
     if (DUET_UNLIKELY(st)) return st;
+    if (!is_put && strided_get_by_span(ep, local, off, lstride, rstride, nelems, es, &st)) return st;
     net_peer_t *p = peer_of(ep);
     for (size_t i = 0; i < nelems && !st; i++) {
         char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)es;
