@@ -92,6 +92,8 @@ typedef struct {
     int is_net;            /* reached over the net (not myself, not mapped)             */
     int dirty;             /* operations to it may not be remotely complete yet          */
     int reported;          /* found dead and said so                                    */
+    ucp_ep_h hb_ep;        /* the detector's endpoint to it (on the detector's worker)  */
+    ucp_rkey_h hb_rkey;
     ucs_status_ptr_t hb_req; /* my heartbeat's put to it, in flight                      */
     _Atomic int hb_state;  /* its completion: 0 in flight, 1 done, -1 failed (callback)   */
     uint64_t hb_out;       /* the value being put (stays until the put completes)        */
@@ -107,6 +109,8 @@ struct duet_net {
                                                * turn while another thread waits in a tight loop */
     ucp_context_h ctx;
     ucp_worker_h worker;
+    ucp_worker_h hb_worker; /* the failure detector's own (its thread only, no lock): a heartbeat
+                             * never queues behind the application's operations */
     ucp_mem_h memh;
     net_peer_t *peers;     /* one per pe; ep NULL where not a net peer */
     int npes;
@@ -534,8 +538,8 @@ int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
     return e != 0;
 }
 
-/* My heartbeat's put, completed in whichever thread progresses the worker: the detector sees
- * it without the worker's lock (which a waiting thread may hold nearly all the time). */
+/* My heartbeat's put has completed (in the detector's thread, which alone progresses the
+ * detector's worker). */
 static void heartbeat_done(void *request, ucs_status_t status, void *user_data)
 {
     (void)request;
@@ -547,21 +551,18 @@ static void heartbeat_done(void *request, ucs_status_t status, void *user_data)
  * last one is still in flight. */
 static void heartbeat_send(duet_net_t *n, net_peer_t *p, size_t hb_off, uint64_t now)
 {
+    if (!p->hb_ep) return;
     if (p->hb_req) {
         if (atomic_load_explicit(&p->hb_state, memory_order_acquire) == 0) return;
-        net_lock(n);
         ucp_request_free(p->hb_req);
-        net_unlock(n);
         p->hb_req = NULL;
     }
     p->hb_sent_ns = p->hb_out = now;
     atomic_store_explicit(&p->hb_state, 0, memory_order_relaxed);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                                .cb.send = heartbeat_done, .user_data = p};
-    net_lock(n);
-    ucs_status_ptr_t r = ucp_put_nbx(p->ep, &p->hb_out, sizeof p->hb_out,
-                                     p->rbase + hb_off + (size_t)n->me * sizeof(uint64_t), p->rkey, &prm);
-    net_unlock(n);
+    ucs_status_ptr_t r = ucp_put_nbx(p->hb_ep, &p->hb_out, sizeof p->hb_out,
+                                     p->rbase + hb_off + (size_t)n->me * sizeof(uint64_t), p->hb_rkey, &prm);
     if (r != NULL && !UCS_PTR_IS_ERR(r)) p->hb_req = r;
 }
 
@@ -569,6 +570,7 @@ void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t eve
                           duet_net_dead_fn dead, void *arg)
 {
     (void)duet_tport_net_progress_all(); /* also serves the peers' operations on my memory */
+    if (n->hb_worker) ucp_worker_progress(n->hb_worker); /* the heartbeats, both ways */
     uint64_t now = duet_time_ns();
     const _Atomic uint64_t *heard = (const _Atomic uint64_t *)(void *)(n->seg + hb_off);
     for (int pe = 0; pe < n->npes; pe++) {
@@ -599,9 +601,30 @@ void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t eve
 }
 
 typedef struct {
-    uint64_t addr_len, rkey_len, base;
+    uint64_t addr_len, rkey_len, hb_addr_len, base;
     int32_t ok, pad;
 } net_info_t;
+
+/* The detector's endpoint and rkey to a net peer; a failure leaves the peer without heartbeats
+ * (its endpoint errors still count), said in the log. */
+static void hb_connect(duet_net_t *n, net_peer_t *p, const void *addr, const void *rkey)
+{
+    ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                         UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                           .address = (const ucp_address_t *)addr, .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                           .err_handler = {.cb = ep_error, .arg = p}};
+    ucs_status_t s = ucp_ep_create(n->hb_worker, &prm, &p->hb_ep);
+    if (s == UCS_OK) s = ucp_ep_rkey_unpack(p->hb_ep, rkey, &p->hb_rkey);
+    if (s != UCS_OK)
+        DUET_LOG(WARN, FT, "net: no heartbeat endpoint to rank %d (%s): its death is seen by its connection's "
+                 "errors only", p->pe, ucs_status_string(s));
+    if (s != UCS_OK && p->hb_ep) {
+        ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        ucs_status_ptr_t r = ucp_ep_close_nbx(p->hb_ep, &cp);
+        if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
+        p->hb_ep = NULL;
+    }
+}
 
 static duet_status_t ucs_setup_fail(ucs_status_t s, const char *what)
 {
@@ -614,10 +637,10 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
     int npes = b->nranks, me = b->rank;
     duet_net_t *n = calloc(1, sizeof *n);
     net_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)npes);
-    ucp_address_t *addr = NULL;
+    ucp_address_t *addr = NULL, *hb_addr = NULL;
     void *rkey_buf = NULL;
     char *blob = NULL, *blobs = NULL;
-    size_t addr_len = 0, rkey_len = 0, blob_len = 0;
+    size_t addr_len = 0, rkey_len = 0, hb_addr_len = 0, blob_len = 0;
     duet_status_t st = DUET_OK;
     ucs_status_t s;
     *out = NULL;
@@ -667,6 +690,16 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
         st = ucs_setup_fail(s, "ucp_worker_get_address");
         goto exchange;
     }
+    if ((s = ucp_worker_create(n->ctx, &wp, &n->hb_worker)) != UCS_OK) {
+        n->hb_worker = NULL;
+        st = ucs_setup_fail(s, "ucp_worker_create (the failure detector's)");
+        goto exchange;
+    }
+    if ((s = ucp_worker_get_address(n->hb_worker, &hb_addr, &hb_addr_len)) != UCS_OK) {
+        hb_addr = NULL;
+        st = ucs_setup_fail(s, "ucp_worker_get_address (the failure detector's)");
+        goto exchange;
+    }
     ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                                .address = seg, .length = reg_len};
     if ((s = ucp_mem_map(n->ctx, &mp, &n->memh)) != UCS_OK) {
@@ -679,7 +712,8 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
         st = ucs_setup_fail(s, "ucp_rkey_pack");
         goto exchange;
     }
-    mine = (net_info_t){.addr_len = addr_len, .rkey_len = rkey_len, .base = (uint64_t)(uintptr_t)seg, .ok = 1};
+    mine = (net_info_t){.addr_len = addr_len, .rkey_len = rkey_len, .hb_addr_len = hb_addr_len,
+                        .base = (uint64_t)(uintptr_t)seg, .ok = 1};
 exchange:
     /* every rank takes part in both exchanges, also after a failure of its own, so no
      * one waits for a rank that gave up; lengths first (addresses and rkeys differ in
@@ -690,7 +724,8 @@ exchange:
         if (!st) st = st2;
         for (int pe = 0; !st2 && pe < npes; pe++) {
             if (!all[pe].ok && !st) st = DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: rank %d could not set up UCX", pe);
-            if (all[pe].addr_len + all[pe].rkey_len > blob_len) blob_len = all[pe].addr_len + all[pe].rkey_len;
+            size_t len = all[pe].addr_len + all[pe].rkey_len + all[pe].hb_addr_len;
+            if (len > blob_len) blob_len = len;
         }
         if (st2) goto out;
     }
@@ -699,6 +734,7 @@ exchange:
     if (mine.ok && blob) {
         memcpy(blob, addr, addr_len);
         memcpy(blob + addr_len, rkey_buf, rkey_len);
+        memcpy(blob + addr_len + rkey_len, hb_addr, hb_addr_len);
     }
     {
         duet_status_t st2 = blob && blobs ? duet_boot_allgather(b, blob, blobs, blob_len) : DUET_ERR_NO_MEMORY;
@@ -729,10 +765,12 @@ exchange:
             break;
         }
         p->rbase = all[pe].base;
+        if (net_pe[pe]) hb_connect(n, p, theirs + all[pe].addr_len + all[pe].rkey_len, theirs + all[pe].addr_len);
     }
 out:
     if (rkey_buf) ucp_rkey_buffer_release(rkey_buf);
     if (addr) ucp_worker_release_address(n->worker, addr);
+    if (hb_addr) ucp_worker_release_address(n->hb_worker, hb_addr);
     free(blob);
     free(blobs);
     free(all);
@@ -777,9 +815,19 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         for (int pe = 0; pe < n->npes; pe++) {
             net_peer_t *p = &n->peers[pe];
             if (p->hb_req) { /* the detector's heartbeat in flight (the detector has let go of n) */
-                ucp_request_cancel(n->worker, p->hb_req);
+                ucp_request_cancel(n->hb_worker, p->hb_req);
                 ucp_request_free(p->hb_req);
                 p->hb_req = NULL;
+            }
+            if (p->hb_rkey) ucp_rkey_destroy(p->hb_rkey);
+            if (p->hb_ep) {
+                ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+                ucs_status_ptr_t r = ucp_ep_close_nbx(p->hb_ep, &cp);
+                uint64_t until = duet_time_ns() + 1000000000ull; /* a forced close: at once, in practice */
+                while (r && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS &&
+                       duet_time_ns() < until)
+                    ucp_worker_progress(n->hb_worker);
+                if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
             }
             if (p->rkey) ucp_rkey_destroy(p->rkey);
             if (!p->ep) continue;
@@ -800,6 +848,7 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         n->wait = keep;
     }
     if (n->memh) ucp_mem_unmap(n->ctx, n->memh);
+    if (n->hb_worker) ucp_worker_destroy(n->hb_worker);
     if (n->worker) ucp_worker_destroy(n->worker);
     if (n->ctx) ucp_cleanup(n->ctx);
     free(n->peers);

@@ -106,7 +106,7 @@ void duet_log_set_rank(int rank);
     X(FT_HEARTBEAT_MS, ft_heartbeat_ms, NUM, "100",                                              \
       "Milliseconds between two reads of the heartbeat of each peer on another host (the failure "\
       "detector over the net transport)")                                                       \
-    X(FT_NET_TIMEOUT, ft_net_timeout, SECS, "30",                                                \
+    X(FT_NET_TIMEOUT, ft_net_timeout, SECS, "10",                                                \
       "A peer on another host whose heartbeat has not moved for this long is declared dead "    \
       "(its host or link down, or its process stopped); an endpoint error declares it at once") \
     X(FT_PIDFD, ft_pidfd, INT, "1",                                                              \
