@@ -57,10 +57,6 @@ mkdir -p "$OUT/raw"
 export UCX_PAIR_TIMEOUT=${UCX_PAIR_TIMEOUT:-120}
 export UCX_PAIR_SERVER_ARGS="-c 0" UCX_PAIR_CLIENT_ARGS="-c 1"
 
-median() {
-    sort -g | awk '{ v[NR] = $1 }
-        END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # duet-perf as 2 ranks, rank r on host r+1 pinned to CPU r, started as a multi-host launcher
 # would; prints rank 0's rows (op bytes ... time_us algbw busbw wrong)
@@ -120,12 +116,6 @@ done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 val() { awk -v t="$1" -v s="$2" '$1 == t && $2 == s { print $4 }' "$results" | median; }
-human() {
-    local b=$1
-    if [ "$b" -ge 1048576 ]; then echo "$((b / 1048576)) MiB"
-    elif [ "$b" -ge 1024 ]; then echo "$((b / 1024)) KiB"
-    else echo "$b B"; fi
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 verdict() { # ratio, op (le|ge), bound
     awk -v x="$1" -v op="$2" -v b="$3" 'BEGIN { if (x == "-") print "-"; else if ((op == "le" && x <= b) || (op == "ge" && x >= b)) print "met"; else print "MISSED" }'

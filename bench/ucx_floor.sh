@@ -91,10 +91,6 @@ measure() { # test size iters round
     fi
 }
 
-median() {
-    sort -g | awk '{ v[NR] = $1 }
-        END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 LAT_SIZES="8 64 512 4096 32768 262144 1048576"
 BW_SIZES="1048576 2097152 4194304 8388608 16777216 33554432 67108864"
@@ -119,12 +115,6 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 col() { # test size field -> median over rounds of that field (fields: 4 = iterations ...)
     awk -v t="$1" -v s="$2" -v f="$3" '$1 == t && $2 == s { print $f }' "$results" | median
-}
-human() { # bytes -> 8 B, 4 KiB, 1 MiB
-    local b=$1
-    if [ "$b" -ge 1048576 ]; then echo "$((b / 1048576)) MiB"
-    elif [ "$b" -ge 1024 ]; then echo "$((b / 1024)) KiB"
-    else echo "$b B"; fi
 }
 
 ucxver=$(ucx_info -v 2>/dev/null | awk '/# Version/ { print $NF; exit }')

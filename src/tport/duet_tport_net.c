@@ -213,12 +213,20 @@ static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 
 static inline net_peer_t *peer_of(duet_tport_ep_t *ep) { return ep->priv; }
 
-static duet_status_t check_ep(duet_tport_ep_t *ep, const char *op)
+/* The injected fault of a test, if any. */
+static duet_status_t injected(duet_tport_ep_t *ep, const char *op)
 {
     int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
-    if (DUET_UNLIKELY(f != 0))
-        return DUET_FAIL((duet_status_t)f, RMA, "net link to rank %d is broken (injected fault: %s)", ep->pe,
-                         duet_status_str((duet_status_t)f));
+    return DUET_UNLIKELY(f != 0) ? DUET_FAIL((duet_status_t)f, RMA, "net link to rank %d is broken (injected fault: %s, "
+                                             "%s)", ep->pe, duet_status_str((duet_status_t)f), op)
+                                 : DUET_OK;
+}
+
+/* An operation's entry check: an injected fault, or the endpoint's own failure. */
+static duet_status_t check_ep(duet_tport_ep_t *ep, const char *op)
+{
+    duet_status_t st = injected(ep, op);
+    if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
     int e = atomic_load_explicit(&p->failed, memory_order_relaxed);
     if (DUET_UNLIKELY(e != 0))
@@ -451,15 +459,6 @@ duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, si
     return amo_via_ucp(ep, op, off, width, operand, cond, fetched, 1);
 }
 
-/* The injected fault of a test, if any (check_ep without the endpoint's own failure). */
-static duet_status_t injected(duet_tport_ep_t *ep, const char *op)
-{
-    int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
-    return DUET_UNLIKELY(f != 0) ? DUET_FAIL((duet_status_t)f, RMA, "net link to rank %d is broken (injected fault: %s, "
-                                             "%s)", ep->pe, duet_status_str((duet_status_t)f), op)
-                                 : DUET_OK;
-}
-
 /* Fence and quiet of a dead peer succeed, as on shared memory: what was sent to it is lost
  * with it, and the communicators that hold it learn of its death from the detector; the
  * others (a team of the survivors) must go on. */
@@ -631,6 +630,28 @@ static duet_status_t ucs_setup_fail(ucs_status_t s, const char *what)
     return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: %s: %s", what, ucs_status_string(s));
 }
 
+/* A worker of ctx (serialized: one thread at a time) and its address; `whose` names it in a
+ * failure. On failure *w and *addr are NULL or left for the caller to release. */
+static duet_status_t worker_with_address(ucp_context_h ctx, ucp_worker_h *w, ucp_address_t **addr, size_t *len,
+                                         const char *whose)
+{
+    char what[96];
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+    ucs_status_t s = ucp_worker_create(ctx, &wp, w);
+    if (s != UCS_OK) {
+        *w = NULL;
+        snprintf(what, sizeof what, "ucp_worker_create (%s)", whose);
+        return ucs_setup_fail(s, what);
+    }
+    if ((s = ucp_worker_get_address(*w, addr, len)) != UCS_OK) {
+        *addr = NULL;
+        snprintf(what, sizeof what, "ucp_worker_get_address (%s)", whose);
+        return ucs_setup_fail(s, what);
+    }
+    return DUET_OK;
+}
+
 duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg, size_t reg_len,
                                     duet_tport_ep_t *eps, const unsigned char *net_pe)
 {
@@ -678,28 +699,9 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
         st = ucs_setup_fail(s, "ucp_init");
         goto exchange;
     }
-    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
-    if ((s = ucp_worker_create(n->ctx, &wp, &n->worker)) != UCS_OK) {
-        n->worker = NULL;
-        st = ucs_setup_fail(s, "ucp_worker_create");
+    if ((st = worker_with_address(n->ctx, &n->worker, &addr, &addr_len, "the application's")) ||
+        (st = worker_with_address(n->ctx, &n->hb_worker, &hb_addr, &hb_addr_len, "the failure detector's")))
         goto exchange;
-    }
-    if ((s = ucp_worker_get_address(n->worker, &addr, &addr_len)) != UCS_OK) {
-        addr = NULL;
-        st = ucs_setup_fail(s, "ucp_worker_get_address");
-        goto exchange;
-    }
-    if ((s = ucp_worker_create(n->ctx, &wp, &n->hb_worker)) != UCS_OK) {
-        n->hb_worker = NULL;
-        st = ucs_setup_fail(s, "ucp_worker_create (the failure detector's)");
-        goto exchange;
-    }
-    if ((s = ucp_worker_get_address(n->hb_worker, &hb_addr, &hb_addr_len)) != UCS_OK) {
-        hb_addr = NULL;
-        st = ucs_setup_fail(s, "ucp_worker_get_address (the failure detector's)");
-        goto exchange;
-    }
     ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                                .address = seg, .length = reg_len};
     if ((s = ucp_mem_map(n->ctx, &mp, &n->memh)) != UCS_OK) {

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/net/ucx_pair.sh — sourced (bash) by the net tests and bench/ucx_floor.sh, inside a
+# tests/net/ucx_pair.sh — sourced (bash) by the net tests, bench/ucx_floor.sh and bench/net_vs_ucx.sh, inside a
 # netns.sh run (DUETNET_SH and DUETNET_PREFIX set). One ucx_perftest measurement between two
 # namespaced hosts:
 #
@@ -53,4 +53,17 @@ ucx_pair() {
     # the final line: the one row of numbers the client prints with -f
     awk 'NF == 8 && $1 ~ /^[0-9]+$/ { line = $0 } END { if (line == "") exit 1; $0 = line; print $1, $2, $3, $4, $5, $6, $7, $8 }' "$clog" ||
         { echo "ucx_pair: $test $size B: no result line in the client's output:" >&2; cat "$clog" >&2; return 1; }
+}
+
+# The benches' helpers: the median of the numbers on stdin ("nan" when none), and a byte
+# count as 8 B, 4 KiB, 1 MiB.
+median() {
+    sort -g | awk '{ v[NR] = $1 }
+        END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+human() {
+    local b=$1
+    if [ "$b" -ge 1048576 ]; then echo "$((b / 1048576)) MiB"
+    elif [ "$b" -ge 1024 ]; then echo "$((b / 1024)) KiB"
+    else echo "$b B"; fi
 }
