@@ -60,7 +60,7 @@ struct duet_comm {
 /* My fault-tolerance words for c (in my segment), and pe's (comm rank). */
 static inline duet_ft_area_t *duet_comm_ft(duet_comm_t c) { return duet_heap_ft(c->heap->local_base, c->slot); }
 static inline duet_ft_area_t *duet_comm_ft_of(duet_comm_t c, int pe)
-{ /* NULL for a member over the net transport (not mapped: FT across hosts is stage 7) */
+{ /* NULL for a member over the net transport (not mapped: read its words with a get) */
     char *base = c->heap->peer_base[c->heap_pe[pe]];
     return base ? duet_heap_ft(base, c->slot) : NULL;
 }

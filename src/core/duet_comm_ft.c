@@ -1,7 +1,8 @@
 /*
  * duet_comm_ft.c — revoke, agree and shrink (after MPI's ULFM), over the members' shared
- * memory. Every member's segment holds, per communicator (team slot), a fault-tolerance area
- * (duet_ft_area_t in heap/duet_heap.h); a dead rank's segment stays mapped in the survivors,
+ * memory (with members on other hosts: see below). Every member's segment holds, per
+ * communicator (team slot), a fault-tolerance area (duet_ft_area_t in heap/duet_heap.h); a
+ * dead rank's segment stays mapped in the survivors,
  * so what it wrote before dying can still be read, and the words in it still used.
  *
  * State: duet_comm_get_failed (the agreed set after an agree, else what the detector saw),
@@ -38,6 +39,10 @@
  * a team slot free on all of them is picked over the new bootstrap, and the communicator is
  * built as a team of the heap's root communicator (so it outlives comm, and shares its heap).
  *
+ * Members on other hosts (c->net_peers): the decision and the posts above cannot outlive a
+ * host, so agree and shrink decide (flag, failed set) by duet_comm_ft_net.c's consensus
+ * instead, in one attempt; the shrink's steps after the decision are the same.
+ *
  * The protocol's own waits ignore the communicator's abort word (they must run on failed and
  * revoked communicators) but keep the deadline (DUET_WAIT_TIMEOUT) and give up at once when
  * what they wait for is dead.
@@ -45,33 +50,21 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
-#include "core/duet_comm.h"
+#include "core/duet_comm_ft.h"
 #include "core/duet_ft.h"
 #include "cuda/duet_cuda_heap.h"
 
 #define ATTEMPTS 256 /* retries of one agree: each needs a death during the one before */
 
-static uint64_t seq_of(uint64_t call, int attempt) { return call << 8 | (uint64_t)attempt; }
-
-static size_t set_words(const duet_comm_t c) { return ((size_t)c->size + 63) / 64; }
-static int set_has(const uint64_t *set, int r) { return (int)(set[r / 64] >> (r % 64) & 1); }
-
-/* The wait context of the protocol: c's doorbell and deadline, not its abort word. */
-static void protocol_ctx(duet_comm_t c, duet_wait_ctx_t *ctx)
-{
-    *ctx = c->wait_ctx;
-    ctx->abort_flag = NULL;
-}
-
-/* Decides the failed set of sequence number seq (see above) into set (set_words(c) words). */
+/* Decides the failed set of sequence number seq (see above) into set (duet_ft_set_words(c->size) words). */
 static duet_status_t decide(duet_comm_t c, uint64_t seq, uint64_t *set, const char *fn)
 {
     duet_ft_area_t *a0 = duet_comm_ft_of(c, 0);
     duet_wait_ctx_t ctx;
-    protocol_ctx(c, &ctx);
+    duet_ft_protocol_ctx(c, &ctx);
     duet_waiter_t w;
     duet_waiter_init(&w, &ctx, "%s: the decision on the failed ranks (seq %llu)", fn, (unsigned long long)seq, 0, -1);
-    size_t words = set_words(c);
+    size_t words = duet_ft_set_words(c->size);
     for (;;) {
         if (atomic_load_explicit(&a0->decided, memory_order_acquire) >= seq) {
             memcpy(set, a0->failed[seq & 1], words * sizeof *set);
@@ -90,7 +83,7 @@ static duet_status_t decide(duet_comm_t c, uint64_t seq, uint64_t *set, const ch
                 uint64_t *out = a0->failed[seq & 1];
                 memset(out, 0, words * sizeof *out);
                 for (int r = 0; r < c->size; r++)
-                    if (r != c->rank && (duet_ft_is_dead(c, r) || (c->agreed_failed && set_has(c->agreed_failed, r))))
+                    if (r != c->rank && (duet_ft_is_dead(c, r) || (c->agreed_failed && duet_ft_set_has(c->agreed_failed, r))))
                         out[r / 64] |= 1ull << (r % 64);
                 atomic_store_explicit(&a0->decided, seq, memory_order_release);
             }
@@ -128,48 +121,45 @@ duet_status_t duet_comm_revoke(duet_comm_t c)
 /* ---------------------------------------------------------------- agree */
 
 /* Waits until rank r has posted seq (1, *flag gets its flag) or is dead without having
- * posted it (0). */
+ * posted it (0). On one host a post outlives its poster, so every survivor sees the same. */
 static duet_status_t await_post(duet_comm_t c, int r, uint64_t seq, int *posted, uint64_t *flag, const char *fn)
 {
-    duet_ft_area_t *a = duet_comm_ft_of(c, r);
-    duet_wait_ctx_t ctx;
-    protocol_ctx(c, &ctx);
-    duet_waiter_t w;
-    duet_waiter_init(&w, &ctx, "%s: rank %llu's flag (seq %llu)", fn, (unsigned long long)r, (unsigned long long)seq, r);
-    for (;;) {
-        int dead = duet_ft_is_dead(c, r); /* read before the post: a post never follows a death */
-        if (atomic_load_explicit(&a->posted, memory_order_acquire) >= seq) {
-            *posted = 1;
-            *flag = a->flag[(seq >> 8) & 1];
-            return DUET_OK;
-        }
-        if (dead) {
-            *posted = 0;
-            return DUET_OK;
-        }
-        duet_status_t st = duet_waiter_turn(&w);
-        if (st) return st;
-    }
+    duet_status_t st = duet_ft_await(c, r, offsetof(duet_ft_area_t, posted), seq, posted, "flag", fn);
+    if (st == DUET_OK && *posted)
+        st = duet_ft_read(c, r, offsetof(duet_ft_area_t, flag) + ((seq >> 8) & 1) * sizeof *flag, flag, sizeof *flag);
+    return st;
 }
 
 static duet_status_t agree(duet_comm_t c, int *flag)
 {
     const char *fn = "duet_comm_agree";
     uint64_t call = ++c->ft_calls;
-    size_t words = set_words(c);
+    size_t words = duet_ft_set_words(c->size);
     uint64_t *set = calloc(words, sizeof *set);
     if (!set) return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    if (c->net_peers) { /* members on other hosts: duet_comm_ft_net.c */
+        uint64_t f = (uint64_t)(uint32_t)*flag;
+        duet_status_t st = duet_ft_consensus_net(c, call, &f, set, fn);
+        if (st) {
+            free(set);
+            return st;
+        }
+        free(c->agreed_failed);
+        c->agreed_failed = set;
+        *flag = (int)(uint32_t)f;
+        return DUET_OK;
+    }
     duet_ft_area_t *mine = duet_comm_ft(c);
     duet_status_t st = DUET_OK;
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-        uint64_t seq = seq_of(call, attempt);
+        uint64_t seq = duet_ft_seq(call, attempt);
         if ((st = decide(c, seq, set, fn))) break;
         mine->flag[call & 1] = (uint64_t)(uint32_t)*flag;
         atomic_store_explicit(&mine->posted, seq, memory_order_release);
         uint64_t result = (uint64_t)(uint32_t)*flag;
         int complete = 1;
         for (int r = 0; r < c->size && st == DUET_OK; r++) {
-            if (r == c->rank || set_has(set, r)) continue;
+            if (r == c->rank || duet_ft_set_has(set, r)) continue;
             int posted;
             uint64_t f;
             if ((st = await_post(c, r, seq, &posted, &f, fn))) break;
@@ -194,10 +184,6 @@ duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_agree");
     if (st) return st;
-    if (c->net_peers) /* the consensus lives in mapped memory (docs/NETWORK.md 2.10, stage 7) */
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT, "duet_comm_agree: %d member(s) of this communicator are reached "
-                         "over the net transport, which does not carry the fault-tolerance protocol yet "
-                         "(issue 8, stage 7)", c->net_peers);
     if (!flag) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_agree: flag is NULL");
     st = agree(c, flag);
     return st ? duet_error_wrap(st, "duet_comm_agree") : DUET_OK;
@@ -205,32 +191,30 @@ duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
 
 /* ---------------------------------------------------------------- shrink */
 
-/* The new communicator's bootstrap id, from its rank 0 (`lead`, a rank of c). */
+/* The new communicator's bootstrap id, from its rank 0 (`lead`, a rank of c), by the parity
+ * of the call (nobody is a call ahead of the lead while it has not published). */
 static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, duet_unique_id_t *id, const char *fn)
 {
     _Static_assert(sizeof(duet_unique_id_t) <= sizeof(((duet_ft_area_t *)0)->new_id[0]), "the id fits");
-    duet_ft_area_t *a = duet_comm_ft_of(c, lead);
+    size_t slot = (seq >> 8) & 1;
     if (lead == c->rank) {
+        duet_ft_area_t *a = duet_comm_ft(c);
         duet_status_t st = duet_get_unique_id(id);
         if (st) return st;
-        memcpy(a->new_id[seq & 1], id, sizeof *id);
+        memcpy(a->new_id[slot], id, sizeof *id);
         atomic_store_explicit(&a->id_ready, seq, memory_order_release);
         return DUET_OK;
     }
-    duet_wait_ctx_t ctx;
-    protocol_ctx(c, &ctx);
-    duet_waiter_t w;
-    duet_waiter_init(&w, &ctx, "%s: the new communicator's bootstrap id from rank %llu", fn, (unsigned long long)lead,
-                     0, lead);
-    while (atomic_load_explicit(&a->id_ready, memory_order_acquire) < seq) {
-        if (duet_ft_is_dead(c, lead))
-            return DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: rank %d, the new communicator's rank 0, died during "
-                             "the shrink; shrink again", fn, lead);
-        duet_status_t st = duet_waiter_turn(&w);
-        if (st) return st;
-    }
-    memcpy(id, a->new_id[seq & 1], sizeof *id);
-    return DUET_OK;
+    int ready;
+    duet_status_t st = duet_ft_await(c, lead, offsetof(duet_ft_area_t, id_ready), seq, &ready,
+                                     "new communicator's bootstrap id", fn);
+    if (st == DUET_OK && !ready)
+        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: rank %d, the new communicator's rank 0, died during "
+                       "the shrink; shrink again", fn, lead);
+    if (st == DUET_OK)
+        st = duet_ft_read(c, lead, offsetof(duet_ft_area_t, new_id) + slot * sizeof(((duet_ft_area_t *)0)->new_id[0]),
+                          id, sizeof *id);
+    return st;
 }
 
 /* For the new bootstrap's root: is new rank r (old rank old_of[r] of c) dead? */
@@ -248,16 +232,21 @@ static int joiner_gone(void *arg, int r)
 static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
 {
     const char *fn = "duet_comm_shrink";
-    uint64_t seq = seq_of(++c->ft_calls, 0);
-    size_t words = set_words(c);
+    uint64_t seq = duet_ft_seq(++c->ft_calls, 0);
+    size_t words = duet_ft_set_words(c->size);
     uint64_t *set = calloc(words, sizeof *set);
     int *heap_pe = malloc(sizeof(int) * (size_t)c->size), *old_of = malloc(sizeof(int) * (size_t)c->size);
     duet_status_t st = set && heap_pe && old_of ? DUET_OK
                                                 : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
-    if (st == DUET_OK) st = decide(c, seq, set, fn);
+    if (st == DUET_OK && c->net_peers) { /* members on other hosts: duet_comm_ft_net.c */
+        uint64_t ignored = ~0ull;
+        st = duet_ft_consensus_net(c, c->ft_calls, &ignored, set, fn);
+    } else if (st == DUET_OK) {
+        st = decide(c, seq, set, fn);
+    }
     int count = 0, my_rank = -1, lead = -1;
     for (int r = 0; st == DUET_OK && r < c->size; r++) {
-        if (set_has(set, r)) continue;
+        if (duet_ft_set_has(set, r)) continue;
         if (lead < 0) lead = r;
         if (r == c->rank) my_rank = count;
         old_of[count] = r;
@@ -314,10 +303,6 @@ duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_shrink");
     if (st) return st;
-    if (c->net_peers) /* the consensus lives in mapped memory (docs/NETWORK.md 2.10, stage 7) */
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, INIT, "duet_comm_shrink: %d member(s) of this communicator are reached "
-                         "over the net transport, which does not carry the fault-tolerance protocol yet "
-                         "(issue 8, stage 7)", c->net_peers);
     if (!newcomm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_shrink: newcomm is NULL");
     *newcomm = NULL;
     st = shrink(c, newcomm);
@@ -359,7 +344,7 @@ duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfai
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_comm_get_failed: %s is NULL", nfailed ? "ranks" : "nfailed");
     int n = 0;
     for (int m = 0; m < c->size; m++) {
-        int failed = c->agreed_failed ? set_has(c->agreed_failed, m) : duet_ft_is_dead(c, m);
+        int failed = c->agreed_failed ? duet_ft_set_has(c->agreed_failed, m) : duet_ft_is_dead(c, m);
         if (!failed) continue;
         if (n < max) ranks[n] = m;
         n++;

@@ -130,6 +130,7 @@ static void mark_dead(duet_comm_t root, int r, const char *how)
 {
     atomic_store_explicit(&root->dead[r], 1, memory_order_release);
     atomic_fetch_add_explicit(&root->heap->deaths, 1, memory_order_release);
+    if (root->heap->net) duet_tport_net_peer_dead(root->heap->net, r);
     if (root->heap->peer_base[r]) DUET_LOG(WARN, INIT, "rank %d (pid %d) has died (%s)", r, (int)root->pids[r], how);
     else DUET_LOG(WARN, INIT, "rank %d (on another host) has died (%s)", r, how);
 }
@@ -161,7 +162,7 @@ static int check_net(int *any)
         if (c->parent || !c->heap->net) continue;
         *any = 1;
         net_watch_t w = {c, 0};
-        duet_tport_net_watch(c->heap->net, DUET_HEAP_HB_OFFSET, DUET_FT_MAX_RANKS, every, silence, net_peer_dead, &w);
+        duet_tport_net_watch(c->heap->net, every, silence, net_peer_dead, &w);
         found |= w.found;
     }
     return found;

@@ -54,7 +54,7 @@ typedef struct {
                                  * here (my failure detector, or a peer's revoke)          */
     _Atomic int32_t revoked_by; /* the revoking rank (of the communicator) + 1               */
     char pad0[DUET_CACHELINE - 8];
-    /* consensus (used in the segment of the communicator's rank 0) */
+    /* consensus on one host (used in the segment of the communicator's rank 0) */
     _Atomic uint64_t claim;     /* (seq << 16) | (rank + 1): who decides seq                 */
     _Atomic uint64_t decided;   /* the last seq decided                                      */
     char pad1[DUET_CACHELINE - 16];
@@ -64,17 +64,16 @@ typedef struct {
     uint64_t flag[2];           /* agree: my flag, by the parity of the call (seq >> 8)       */
     _Atomic uint64_t id_ready;  /* shrink, as the new rank 0: the seq whose id is in new_id   */
     char new_id[2][128];        /* shrink: the new communicator's bootstrap id, by parity     */
+    /* consensus across hosts (duet_comm_ft_net.c): my estimate, published in my segment when
+     * my turn as coordinator comes; the others read it (a get where it is not mapped) */
+    _Atomic uint64_t est_seq;   /* the last seq whose estimate I published                    */
+    uint64_t est_flag[2];       /* its flag, by the parity of the call                        */
+    uint64_t est_failed[2][DUET_FT_MAX_RANKS / 64]; /* its failed set, by the parity of the call */
 } duet_ft_area_t;
 
 #define DUET_HEAP_FT_OFFSET (DUET_HEAP_CTRL_BYTES + DUET_TEAM_SLOTS * sizeof(duet_team_slot_t))
 
-/* Heartbeats of the net peers (docs/NETWORK.md 2.10): word pe (pe < DUET_FT_MAX_RANKS) is put
- * here by heap pe's failure detector every DUET_FT_HEARTBEAT_MS; mine watches it move. */
-#define DUET_HEAP_HB_OFFSET (DUET_HEAP_FT_OFFSET + DUET_TEAM_SLOTS * DUET_FT_AREA_BYTES)
-
 _Static_assert(sizeof(duet_ft_area_t) <= DUET_FT_AREA_BYTES, "a fault-tolerance area overflows");
-_Static_assert(DUET_HEAP_HB_OFFSET + DUET_FT_MAX_RANKS * sizeof(uint64_t) <= DUET_HEAP_USER_OFFSET,
-               "the heartbeat words overflow the internal area");
 _Static_assert(DUET_HEAP_FT_OFFSET + DUET_TEAM_SLOTS * DUET_FT_AREA_BYTES <= DUET_HEAP_USER_OFFSET,
                "internal heap area overflows");
 

@@ -58,10 +58,9 @@ int duet_tport_net_describe(char *buf, size_t len)
     snprintf(buf, len, "built without UCX (libucx-dev, -DDUET_UCX=ON): one host only");
     return -1;
 }
-void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
-                          duet_net_dead_fn dead, void *arg)
+void duet_tport_net_watch(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg)
 {
-    (void)n, (void)hb_off, (void)hb_pes, (void)every_ns, (void)silence_ns, (void)dead, (void)arg;
+    (void)n, (void)every_ns, (void)silence_ns, (void)dead, (void)arg;
 }
 int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
 {
@@ -69,6 +68,7 @@ int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
     return 0;
 }
 void duet_tport_net_set_wait(duet_net_t *net, const duet_wait_ctx_t *ctx) { (void)net, (void)ctx; }
+void duet_tport_net_peer_dead(duet_net_t *net, int pe) { (void)net, (void)pe; }
 void duet_tport_net_destroy(duet_net_t *net, duet_tport_ep_t *eps, int npes) { (void)net, (void)eps, (void)npes; }
 duet_status_t duet_tport_net_agent_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
                                        uint64_t operand, uint64_t cond, uint64_t *fetched)
@@ -93,7 +93,6 @@ typedef struct {
     int dirty;             /* operations to it may not be remotely complete yet          */
     int reported;          /* found dead and said so                                    */
     ucp_ep_h hb_ep;        /* the detector's endpoint to it (on the detector's worker)  */
-    ucp_rkey_h hb_rkey;
     ucs_status_ptr_t hb_req; /* my heartbeat's put to it, in flight                      */
     _Atomic int hb_state;  /* its completion: 0 in flight, 1 done, -1 failed (callback)   */
     uint64_t hb_out;       /* the value being put (stays until the put completes)        */
@@ -111,6 +110,12 @@ struct duet_net {
     ucp_worker_h worker;
     ucp_worker_h hb_worker; /* the failure detector's own (its thread only, no lock): a heartbeat
                              * never queues behind the application's operations */
+    _Atomic int hb_shared;  /* while its connections are made (wire_up): any thread's progress
+                             * may progress hb_worker too, holding hb_busy */
+    _Atomic int hb_busy;
+    uint32_t me32;          /* my pe, the header of my heartbeats                              */
+    _Atomic uint64_t *heard; /* per pe: the last heartbeat it sent me (its clock), 0: none yet  */
+
     ucp_mem_h memh;
     net_peer_t *peers;     /* one per pe; ep NULL where not a net peer */
     int npes;
@@ -148,15 +153,37 @@ static void net_unlock(duet_net_t *n)
                           memory_order_release);
 }
 
+static void hb_hold(duet_net_t *n)
+{
+    while (atomic_exchange_explicit(&n->hb_busy, 1, memory_order_acquire)) duet_cpu_relax();
+}
+static void hb_release(duet_net_t *n) { atomic_store_explicit(&n->hb_busy, 0, memory_order_release); }
+
+/* The detector's worker while it is shared (wire_up), if no other thread holds it. */
+static unsigned hb_progress_shared(duet_net_t *n)
+{
+    unsigned events = 0;
+    if (!atomic_load_explicit(&n->hb_shared, memory_order_acquire)) return 0;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong_explicit(&n->hb_busy, &idle, 1, memory_order_acquire, memory_order_relaxed))
+        return 0;
+    if (atomic_load_explicit(&n->hb_shared, memory_order_acquire)) /* again: wire_up may have ended */
+        events = ucp_worker_progress(n->hb_worker);
+    hb_release(n);
+    return events;
+}
+
 /* Progresses every worker of the process that no other thread holds; returns events seen. */
 unsigned duet_tport_net_progress_all(void)
 {
     unsigned events = 0;
     if (pthread_mutex_trylock(&registry_lock) != 0) return 0; /* a net coming or going: next turn */
     for (duet_net_t *n = registry; n; n = n->next) {
-        if (!net_trylock(n)) continue;
-        events += ucp_worker_progress(n->worker);
-        net_unlock(n);
+        if (net_trylock(n)) {
+            events += ucp_worker_progress(n->worker);
+            net_unlock(n);
+        }
+        events += hb_progress_shared(n);
     }
     pthread_mutex_unlock(&registry_lock);
     return events;
@@ -203,13 +230,32 @@ void duet_tport_net_set_wait(duet_net_t *n, const duet_wait_ctx_t *ctx)
     n->wait.progress = NULL; /* the net waits progress by themselves */
 }
 
+/* An endpoint failed (UCX's callback, inside a progress of its worker): it is closed at once.
+ * Over TCP, UCX 1.13 acknowledges every put, and aborts the process ("unexpected error:
+ * Endpoint timeout", ucp_put_handler) when it must acknowledge one that the dead peer sent
+ * before dying through an endpoint already failed; once closed, such a put finds no endpoint
+ * and is dropped. Heartbeats (the detector's endpoint) and the application's puts did so to
+ * survivors (test_ft_ulfm during with DUET_NET=force: ~1 run in 4, then 1 in 16). Whoever
+ * progresses a worker holds it (the application's lock; the detector's worker is its thread's,
+ * or held while shared), so no call on the endpoint is under way; later ones find it NULL
+ * (EP_GONE; heartbeat_send skips it). */
 static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    (void)ep;
     net_peer_t *p = arg;
     atomic_store(&p->failed, (int)status);
     DUET_LOG(WARN, RMA, "net: the endpoint to rank %d failed: %s", p->pe, ucs_status_string(status));
+    if (ep != p->ep && ep != p->hb_ep) return;
+    if (ep == p->ep && p->rkey) ucp_rkey_destroy(p->rkey);
+    if (ep == p->ep) p->rkey = NULL;
+    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &cp);
+    if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r); /* completes inside UCX */
+    if (ep == p->ep) p->ep = NULL;
+    else p->hb_ep = NULL; /* its heartbeat in flight, if any, is freed by hb_close */
 }
+
+/* What an operation on a closed endpoint (ep_error) gets instead of a request. */
+#define EP_GONE UCS_STATUS_PTR(UCS_ERR_CONNECTION_RESET)
 
 static inline net_peer_t *peer_of(duet_tport_ep_t *ep) { return ep->priv; }
 
@@ -222,6 +268,16 @@ static duet_status_t injected(duet_tport_ep_t *ep, const char *op)
                                  : DUET_OK;
 }
 
+/* p->failed when the failure detector declared the peer dead before UCX saw its endpoint fail
+ * (duet_tport_net_peer_dead): not a ucs_status_t. */
+#define NET_DECLARED_DEAD (-100000)
+
+/* What p->failed says, for a message. */
+static const char *failure_text(int e)
+{
+    return e == NET_DECLARED_DEAD ? "declared dead by the failure detector" : ucs_status_string((ucs_status_t)e);
+}
+
 /* An operation's entry check: an injected fault, or the endpoint's own failure. */
 static duet_status_t check_ep(duet_tport_ep_t *ep, const char *op)
 {
@@ -231,7 +287,7 @@ static duet_status_t check_ep(duet_tport_ep_t *ep, const char *op)
     int e = atomic_load_explicit(&p->failed, memory_order_relaxed);
     if (DUET_UNLIKELY(e != 0))
         return DUET_FAIL(DUET_ERR_PEER_FAILED, RMA, "net: %s to rank %d: its endpoint failed (%s)", op, ep->pe,
-                         ucs_status_string((ucs_status_t)e));
+                         failure_text(e));
     return DUET_OK;
 }
 
@@ -261,7 +317,7 @@ static duet_status_t wait_req(duet_net_t *n, net_peer_t *p, ucs_status_ptr_t req
         (void)duet_tport_net_progress_all(); /* the others' heaps: they may wait on me there */
         if (p && atomic_load_explicit(&p->failed, memory_order_relaxed)) {
             st = DUET_FAIL(DUET_ERR_PEER_FAILED, RMA, "net: %s to rank %d: its endpoint failed (%s)", op, pe,
-                           ucs_status_string((ucs_status_t)atomic_load(&p->failed)));
+                           failure_text(atomic_load(&p->failed)));
             break;
         }
         if ((st = duet_waiter_turn(&w))) break;
@@ -296,7 +352,7 @@ static duet_status_t net_put(duet_tport_ep_t *ep, size_t off, const void *src, s
     net_peer_t *p = peer_of(ep);
     p->net->dirty = p->dirty = 1;
     net_lock(p->net);
-    ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
+    ucs_status_ptr_t req = !p->ep ? EP_GONE : ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
     net_unlock(p->net);
     return wait_req(p->net, p, req, "put", ep->pe); /* local completion: src reusable */
 }
@@ -307,7 +363,7 @@ static duet_status_t net_put_nbi(duet_tport_ep_t *ep, size_t off, const void *sr
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
     net_lock(p->net);
-    ucs_status_ptr_t req = ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
+    ucs_status_ptr_t req = !p->ep ? EP_GONE : ucp_put_nbx(p->ep, src, n, p->rbase + off, p->rkey, &no_param);
     net_unlock(p->net);
     return leave_req(p->net, req, "put_nbi", ep->pe);
 }
@@ -318,7 +374,7 @@ static duet_status_t net_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t 
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
     net_lock(p->net);
-    ucs_status_ptr_t req = ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
+    ucs_status_ptr_t req = !p->ep ? EP_GONE : ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
     net_unlock(p->net);
     return wait_req(p->net, p, req, "get", ep->pe);
 }
@@ -329,7 +385,7 @@ static duet_status_t net_get_nbi(duet_tport_ep_t *ep, void *dst, size_t off, siz
     if (DUET_UNLIKELY(st)) return st;
     net_peer_t *p = peer_of(ep);
     net_lock(p->net);
-    ucs_status_ptr_t req = ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
+    ucs_status_ptr_t req = !p->ep ? EP_GONE : ucp_get_nbx(p->ep, dst, n, p->rbase + off, p->rkey, &no_param);
     net_unlock(p->net);
     return leave_req(p->net, req, "get_nbi", ep->pe);
 }
@@ -371,14 +427,15 @@ static duet_status_t net_strided(duet_tport_ep_t *ep, int is_put, char *local, s
         char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)es;
         uint64_t r = p->rbase + off + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)es);
         net_lock(p->net);
-        ucs_status_ptr_t req = is_put ? ucp_put_nbx(p->ep, l, es, r, p->rkey, &no_param)
-                                      : ucp_get_nbx(p->ep, l, es, r, p->rkey, &no_param);
+        ucs_status_ptr_t req = !p->ep   ? EP_GONE
+                                : is_put ? ucp_put_nbx(p->ep, l, es, r, p->rkey, &no_param)
+                                         : ucp_get_nbx(p->ep, l, es, r, p->rkey, &no_param);
         net_unlock(p->net);
         st = leave_req(p->net, req, op, ep->pe);
     }
     ucp_request_param_t fp = {.op_attr_mask = 0};
     net_lock(p->net);
-    ucs_status_ptr_t flush = ucp_ep_flush_nbx(p->ep, &fp);
+    ucs_status_ptr_t flush = !p->ep ? EP_GONE : ucp_ep_flush_nbx(p->ep, &fp);
     net_unlock(p->net);
     duet_status_t st2 = wait_req(p->net, p, flush, op, ep->pe);
     return st ? st : st2;
@@ -433,7 +490,7 @@ static duet_status_t amo_via_ucp(duet_tport_ep_t *ep, duet_amo_op_t op, size_t o
     }
     p->net->dirty = p->dirty = 1;
     net_lock(p->net);
-    ucs_status_ptr_t req = ucp_atomic_op_nbx(p->ep, uop, argp, 1, p->rbase + off, p->rkey, &prm);
+    ucs_status_ptr_t req = !p->ep ? EP_GONE : ucp_atomic_op_nbx(p->ep, uop, argp, 1, p->rbase + off, p->rkey, &prm);
     /* done at once (e.g. UCX's self transport): progress anyway, so a caller spinning on
      * this atomic still serves the others' emulated operations on my memory */
     if (req == NULL && wants_reply) ucp_worker_progress(p->net->worker);
@@ -486,7 +543,7 @@ static duet_status_t net_quiet(duet_tport_ep_t *ep)
     }
     ucp_request_param_t fp = {.op_attr_mask = 0};
     net_lock(n);
-    ucs_status_ptr_t flush = ucp_ep_flush_nbx(p->ep, &fp);
+    ucs_status_ptr_t flush = !p->ep ? EP_GONE : ucp_ep_flush_nbx(p->ep, &fp);
     net_unlock(n);
     if ((st = wait_req(n, p, flush, "quiet (endpoint flush)", ep->pe))) {
         if (atomic_load_explicit(&p->failed, memory_order_relaxed)) st = DUET_OK, p->dirty = 0; /* died meanwhile */
@@ -533,8 +590,15 @@ int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
 {
     net_peer_t *p = &n->peers[pe];
     int e = p->is_net ? atomic_load_explicit(&p->failed, memory_order_acquire) : 0;
-    if (e) snprintf(why, len, "its endpoint failed: %s", ucs_status_string((ucs_status_t)e));
+    if (e) snprintf(why, len, "its endpoint failed: %s", failure_text(e));
     return e != 0;
+}
+
+void duet_tport_net_peer_dead(duet_net_t *n, int pe)
+{
+    int none = 0;
+    if (n->peers[pe].is_net)
+        atomic_compare_exchange_strong(&n->peers[pe].failed, &none, NET_DECLARED_DEAD);
 }
 
 /* My heartbeat's put has completed (in the detector's thread, which alone progresses the
@@ -546,9 +610,32 @@ static void heartbeat_done(void *request, ucs_status_t status, void *user_data)
     atomic_store_explicit(&p->hb_state, status == UCS_OK ? 1 : -1, memory_order_release);
 }
 
-/* Puts my heartbeat (the time now: it differs every time) into p's word for me, unless the
- * last one is still in flight. */
-static void heartbeat_send(duet_net_t *n, net_peer_t *p, size_t hb_off, uint64_t now)
+/* The active message of a heartbeat: header = the sender's pe (uint32), data = its clock. Not
+ * a put: over TCP, UCX 1.13 acknowledges every put, and aborts the process ("unexpected error:
+ * Endpoint timeout", ucp_put_handler) when it must acknowledge one from a peer whose endpoint
+ * it has seen fail but not yet reported (its error callback comes later); a heartbeat from a
+ * rank killed a moment before did so to its survivors (test_ft_ulfm during / agree-during with
+ * DUET_NET=force and UCX_TLS=tcp: 4 and 6 runs in 14). An active message is not acknowledged.
+ * (Sent without UCP_AM_SEND_FLAG_EAGER: with it, heartbeats stalled for over 10 s under load.) */
+#define HEARTBEAT_AM_ID 1
+
+static ucs_status_t heartbeat_recv(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                   const ucp_am_recv_param_t *param)
+{
+    duet_net_t *n = arg;
+    uint32_t pe;
+    uint64_t t;
+    if (header_length != sizeof pe || length != sizeof t || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return UCS_OK; /* not one of mine: dropped */
+    memcpy(&pe, header, sizeof pe);
+    memcpy(&t, data, sizeof t);
+    if (pe < (uint32_t)n->npes) atomic_store_explicit(&n->heard[pe], t, memory_order_release);
+    return UCS_OK;
+}
+
+/* Sends my heartbeat (the time now: it differs every time) to p, unless the last one is still
+ * in flight. */
+static void heartbeat_send(duet_net_t *n, net_peer_t *p, uint64_t now)
 {
     if (!p->hb_ep) return;
     if (p->hb_req) {
@@ -560,32 +647,52 @@ static void heartbeat_send(duet_net_t *n, net_peer_t *p, size_t hb_off, uint64_t
     atomic_store_explicit(&p->hb_state, 0, memory_order_relaxed);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                                .cb.send = heartbeat_done, .user_data = p};
-    ucs_status_ptr_t r = ucp_put_nbx(p->hb_ep, &p->hb_out, sizeof p->hb_out,
-                                     p->rbase + hb_off + (size_t)n->me * sizeof(uint64_t), p->hb_rkey, &prm);
-    if (r != NULL && !UCS_PTR_IS_ERR(r)) p->hb_req = r;
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->hb_ep, HEARTBEAT_AM_ID, &n->me32, sizeof n->me32, &p->hb_out,
+                                         sizeof p->hb_out, &prm);
+    if (r == NULL) atomic_store_explicit(&p->hb_state, 1, memory_order_release); /* sent at once */
+    else if (UCS_PTR_IS_ERR(r)) atomic_store_explicit(&p->hb_state, -1, memory_order_release);
+    else p->hb_req = r;
 }
 
-void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
-                          duet_net_dead_fn dead, void *arg)
+/* Closes the detector's endpoint to a peer found dead (its thread only): UCP wants a failed
+ * endpoint closed, and a dead peer gets no more heartbeats. A forced close completes at once,
+ * the heartbeat in flight too. */
+static void hb_close(duet_net_t *n, net_peer_t *p)
+{
+    ucp_ep_h ep = p->hb_ep; /* NULL when closed at its failure (ep_error) */
+    p->hb_ep = NULL;
+    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r = ep ? ucp_ep_close_nbx(ep, &cp) : NULL;
+    uint64_t until = duet_time_ns() + 1000000000ull;
+    while (r && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS && duet_time_ns() < until)
+        ucp_worker_progress(n->hb_worker);
+    if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
+    if (p->hb_req) { /* completed (canceled) by the close, or given up with it */
+        if (atomic_load_explicit(&p->hb_state, memory_order_acquire) == 0) ucp_request_cancel(n->hb_worker, p->hb_req);
+        ucp_request_free(p->hb_req);
+        p->hb_req = NULL;
+    }
+}
+
+void duet_tport_net_watch(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg)
 {
     (void)duet_tport_net_progress_all(); /* also serves the peers' operations on my memory */
     if (n->hb_worker) ucp_worker_progress(n->hb_worker); /* the heartbeats, both ways */
     uint64_t now = duet_time_ns();
-    const _Atomic uint64_t *heard = (const _Atomic uint64_t *)(void *)(n->seg + hb_off);
     for (int pe = 0; pe < n->npes; pe++) {
         net_peer_t *p = &n->peers[pe];
         if (!p->is_net || p->reported) continue;
         char why[160];
         int e = atomic_load_explicit(&p->failed, memory_order_acquire);
         if (e) {
-            snprintf(why, sizeof why, "its endpoint failed: %s", ucs_status_string((ucs_status_t)e));
+            snprintf(why, sizeof why, "its endpoint failed: %s", failure_text(e));
             p->reported = 1;
+            hb_close(n, p);
             dead(arg, pe, why);
             continue;
         }
-        if (n->me < hb_pes && now - p->hb_sent_ns >= every_ns) heartbeat_send(n, p, hb_off, now);
-        if (pe >= hb_pes) continue; /* no word of its own: endpoint errors only */
-        uint64_t h = atomic_load_explicit(&heard[pe], memory_order_acquire);
+        if (now - p->hb_sent_ns >= every_ns) heartbeat_send(n, p, now);
+        uint64_t h = atomic_load_explicit(&n->heard[pe], memory_order_acquire);
         if (h != p->hb_last || !p->hb_seen_ns) p->hb_seen_ns = now; /* silence counts from the first look */
         p->hb_last = h;
         if (now - p->hb_seen_ns > silence_ns) {
@@ -594,6 +701,7 @@ void duet_tport_net_watch(duet_net_t *n, size_t hb_off, int hb_pes, uint64_t eve
             int none = 0; /* from now on its operations fail at once, and its waits end */
             atomic_compare_exchange_strong(&p->failed, &none, (int)UCS_ERR_ENDPOINT_TIMEOUT);
             p->reported = 1;
+            hb_close(n, p);
             dead(arg, pe, why);
         }
     }
@@ -604,25 +712,18 @@ typedef struct {
     int32_t ok, pad;
 } net_info_t;
 
-/* The detector's endpoint and rkey to a net peer; a failure leaves the peer without heartbeats
- * (its endpoint errors still count), said in the log. */
-static void hb_connect(duet_net_t *n, net_peer_t *p, const void *addr, const void *rkey)
+/* The detector's endpoint to a net peer (its heartbeats). */
+static duet_status_t hb_connect(duet_net_t *n, net_peer_t *p, const void *addr)
 {
     ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
                            .address = (const ucp_address_t *)addr, .err_mode = UCP_ERR_HANDLING_MODE_PEER,
                            .err_handler = {.cb = ep_error, .arg = p}};
     ucs_status_t s = ucp_ep_create(n->hb_worker, &prm, &p->hb_ep);
-    if (s == UCS_OK) s = ucp_ep_rkey_unpack(p->hb_ep, rkey, &p->hb_rkey);
-    if (s != UCS_OK)
-        DUET_LOG(WARN, FT, "net: no heartbeat endpoint to rank %d (%s): its death is seen by its connection's "
-                 "errors only", p->pe, ucs_status_string(s));
-    if (s != UCS_OK && p->hb_ep) {
-        ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-        ucs_status_ptr_t r = ucp_ep_close_nbx(p->hb_ep, &cp);
-        if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
-        p->hb_ep = NULL;
-    }
+    if (s == UCS_OK) return DUET_OK;
+    p->hb_ep = NULL;
+    return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: the failure detector's endpoint to rank %d: %s", p->pe,
+                     ucs_status_string(s));
 }
 
 static duet_status_t ucs_setup_fail(ucs_status_t s, const char *what)
@@ -652,6 +753,77 @@ static duet_status_t worker_with_address(ucp_context_h ctx, ucp_worker_h *w, ucp
     return DUET_OK;
 }
 
+/* Makes every connection of both workers before the heap is used: a get of 8 bytes from each
+ * net peer on the application's worker (its reply needs the way back too) and a first
+ * heartbeat each way on the detector's; then a barrier during which every rank still
+ * progresses both workers (the peers' need my progress). Why: UCX 1.13 aborts the process
+ * ("unexpected error: Endpoint timeout", replaying the requests that waited for a connection)
+ * when the peer dies before that connection is made; the first heartbeat did so, its victim
+ * killed in the first 100 ms (test_ft_ulfm shrink across two hosts: 2 runs in 4). It also
+ * checks that every peer's heartbeats reach me before anything relies on them. */
+static duet_status_t wire_up(duet_net_t *n, duet_boot_t *b)
+{
+    int npes = n->npes;
+    uint64_t *scratch = calloc((size_t)npes, sizeof *scratch);
+    ucs_status_ptr_t *reqs = calloc((size_t)npes, sizeof *reqs);
+    duet_status_t st = scratch && reqs ? DUET_OK : DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "net: out of host memory");
+    atomic_store_explicit(&n->hb_shared, 1, memory_order_release);
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    uint64_t now = duet_time_ns();
+    for (int pe = 0; !st && pe < npes; pe++) {
+        net_peer_t *p = &n->peers[pe];
+        if (!p->is_net) continue;
+        net_lock(n);
+        reqs[pe] = !p->ep ? EP_GONE : ucp_get_nbx(p->ep, &scratch[pe], sizeof *scratch, p->rbase, p->rkey, &prm);
+        net_unlock(n);
+        hb_hold(n);
+        heartbeat_send(n, p, now);
+        hb_release(n);
+    }
+    uint64_t deadline = now + (uint64_t)duet_cfg()->bootstrap_timeout * 1000000000ull;
+    for (int pe = 0; !st && pe < npes; pe++) {
+        net_peer_t *p = &n->peers[pe];
+        if (!p->is_net) continue;
+        ucs_status_ptr_t r = reqs[pe];
+        ucs_status_t s = UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
+        const char *what = "a get";
+        for (;;) { /* the get, my heartbeat's sending, its heartbeat's arrival */
+            int hb = atomic_load_explicit(&p->hb_state, memory_order_acquire);
+            if (r && !UCS_PTR_IS_ERR(r) && (s = ucp_request_check_status(r)) == UCS_INPROGRESS) what = "a get";
+            else if (s != UCS_OK) break;
+            else if (hb < 0) {
+                what = "my heartbeat";
+                s = UCS_ERR_UNREACHABLE;
+                break;
+            } else if (hb == 0) what = "my heartbeat";
+            else if (!atomic_load_explicit(&n->heard[pe], memory_order_acquire)) what = "its heartbeat";
+            else break;
+            if (duet_time_ns() > deadline) {
+                s = UCS_ERR_TIMED_OUT;
+                break;
+            }
+            if (!duet_tport_net_progress_all()) duet_cpu_relax();
+        }
+        if (s != UCS_OK)
+            st = DUET_FAIL(DUET_ERR_PEER_FAILED, HEAP, "net: no connection with rank %d (%s): %s", pe, what,
+                           ucs_status_string(s));
+    }
+    for (int pe = 0; reqs && pe < npes; pe++) {
+        if (!reqs[pe] || UCS_PTR_IS_ERR(reqs[pe])) continue;
+        net_lock(n);
+        ucp_request_free(reqs[pe]); /* one still in flight (a failure above) completes inside UCX */
+        net_unlock(n);
+    }
+    duet_status_t bst = duet_boot_barrier(b); /* its waits progress both workers (shared) */
+    if (!st) st = bst;
+    atomic_store_explicit(&n->hb_shared, 0, memory_order_release);
+    hb_hold(n); /* the last other thread in hb_worker is out: the detector's alone from now */
+    hb_release(n);
+    if (!st) free(scratch); /* else a get may still land in it, until the endpoints are closed */
+    free(reqs);
+    return st;
+}
+
 duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg, size_t reg_len,
                                     duet_tport_ep_t *eps, const unsigned char *net_pe)
 {
@@ -665,12 +837,14 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
     duet_status_t st = DUET_OK;
     ucs_status_t s;
     *out = NULL;
-    if (!n || !all || !(n->peers = calloc((size_t)npes, sizeof *n->peers))) {
+    if (!n || !all || !(n->peers = calloc((size_t)npes, sizeof *n->peers)) ||
+        !(n->heard = calloc((size_t)npes, sizeof *n->heard))) {
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "net: out of host memory");
         goto exchange;
     }
     n->npes = npes;
     n->me = me;
+    n->me32 = (uint32_t)me;
     n->seg = seg;
     n->wait.timeout_s = duet_cfg()->wait_timeout;
     n->wait.spin_us = duet_cfg()->wait_spin_us;
@@ -690,7 +864,7 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
         DUET_LOG(WARN, HEAP, "net: UCX_TLS names self: atomics on my own heap words may take UCX's self "
                              "transport (CPU atomics; docs/NETWORK.md 4.8)");
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
                            .mt_workers_shared = 0};
     s = ucp_init(&params, config, &n->ctx);
     ucp_config_release(config);
@@ -702,6 +876,13 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
     if ((st = worker_with_address(n->ctx, &n->worker, &addr, &addr_len, "the application's")) ||
         (st = worker_with_address(n->ctx, &n->hb_worker, &hb_addr, &hb_addr_len, "the failure detector's")))
         goto exchange;
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
+                                 .id = HEARTBEAT_AM_ID, .cb = heartbeat_recv, .arg = n};
+    if ((s = ucp_worker_set_am_recv_handler(n->hb_worker, &hp)) != UCS_OK) {
+        st = ucs_setup_fail(s, "the heartbeats' handler (ucp_worker_set_am_recv_handler)");
+        goto exchange;
+    }
     ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                                .address = seg, .length = reg_len};
     if ((s = ucp_mem_map(n->ctx, &mp, &n->memh)) != UCS_OK) {
@@ -767,7 +948,7 @@ exchange:
             break;
         }
         p->rbase = all[pe].base;
-        if (net_pe[pe]) hb_connect(n, p, theirs + all[pe].addr_len + all[pe].rkey_len, theirs + all[pe].addr_len);
+        if (net_pe[pe] && (st = hb_connect(n, p, theirs + all[pe].addr_len + all[pe].rkey_len))) break;
     }
 out:
     if (rkey_buf) ucp_rkey_buffer_release(rkey_buf);
@@ -792,6 +973,10 @@ out:
         n->peers[pe].is_net = 1;
     }
     registry_add(n);
+    if ((st = wire_up(n, b))) {
+        duet_tport_net_destroy(n, eps, npes);
+        return st;
+    }
     *out = n;
     return DUET_OK;
 }
@@ -816,25 +1001,13 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         }
         for (int pe = 0; pe < n->npes; pe++) {
             net_peer_t *p = &n->peers[pe];
-            if (p->hb_req) { /* the detector's heartbeat in flight (the detector has let go of n) */
-                ucp_request_cancel(n->hb_worker, p->hb_req);
-                ucp_request_free(p->hb_req);
-                p->hb_req = NULL;
-            }
-            if (p->hb_rkey) ucp_rkey_destroy(p->hb_rkey);
-            if (p->hb_ep) {
-                ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-                ucs_status_ptr_t r = ucp_ep_close_nbx(p->hb_ep, &cp);
-                uint64_t until = duet_time_ns() + 1000000000ull; /* a forced close: at once, in practice */
-                while (r && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS &&
-                       duet_time_ns() < until)
-                    ucp_worker_progress(n->hb_worker);
-                if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
-            }
+            hb_close(n, p); /* the detector has let go of n: its worker is mine now */
             if (p->rkey) ucp_rkey_destroy(p->rkey);
-            if (!p->ep) continue;
+            p->rkey = NULL;
+            ucp_ep_h ep = p->ep; /* NULL when closed at its failure (ep_error) */
+            p->ep = NULL;        /* so an error callback during the close does not close it again */
             ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-            ucs_status_ptr_t req = ucp_ep_close_nbx(p->ep, &cp);
+            ucs_status_ptr_t req = ep ? ucp_ep_close_nbx(ep, &cp) : NULL;
             if (req && !UCS_PTR_IS_ERR(req)) {
                 duet_waiter_t w;
                 duet_waiter_init(&w, &n->wait, "net %s", "endpoint close", 0, 0, pe);
@@ -854,6 +1027,7 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
     if (n->worker) ucp_worker_destroy(n->worker);
     if (n->ctx) ucp_cleanup(n->ctx);
     free(n->peers);
+    free(n->heard);
     free(n);
 }
 

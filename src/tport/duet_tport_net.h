@@ -36,17 +36,21 @@ void duet_tport_net_progress(void *net);
 unsigned duet_tport_net_progress_all(void);
 
 /* The failure detector's look at the net peers (its thread, every period, docs/NETWORK.md
- * 2.10): progresses every worker; puts my heartbeat (the time) every every_ns into word `me`
- * of the array at hb_off of each net peer's segment; then, for each net peer not yet reported,
- * calls dead(arg, pe, why) once when its endpoint failed (UCX's error callback: a closed or
- * reset connection), or when its word in my own array (hb_pes words at hb_off of my segment)
- * has not moved for silence_ns. Peers pe >= hb_pes have no word: only endpoint errors. */
+ * 2.10): progresses every worker; sends my heartbeat (an active message carrying my clock)
+ * every every_ns to each net peer; then, for each net peer not yet reported, calls
+ * dead(arg, pe, why) once when its endpoint failed (UCX's error callback: a closed or reset
+ * connection; or duet_tport_net_peer_dead), or when its heartbeat has not changed for
+ * silence_ns. */
 typedef void (*duet_net_dead_fn)(void *arg, int pe, const char *why);
-void duet_tport_net_watch(duet_net_t *net, size_t hb_off, int hb_pes, uint64_t every_ns, uint64_t silence_ns,
-                          duet_net_dead_fn dead, void *arg);
+void duet_tport_net_watch(duet_net_t *net, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg);
 
 /* 1 (and why) when net peer pe's endpoint has failed (UCX's error, or the detector's verdict). */
 int duet_tport_net_peer_failed(duet_net_t *net, int pe, char *why, size_t len);
+
+/* The failure detector declared net peer pe dead (whatever told it: its pid, its silence):
+ * from now on its operations fail at once and it gets no more heartbeats (nothing more is sent
+ * over a connection that UCX may not yet have seen fail). */
+void duet_tport_net_peer_dead(duet_net_t *net, int pe);
 
 /* What bounds the transport's own waits (get, fetching atomics, quiet): a copy of the root
  * communicator's wait context (timeout, spin), without its abort word (a team of survivors

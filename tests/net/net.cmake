@@ -92,3 +92,25 @@ if(DUET_HAVE_UCX)
                        SKIP_RETURN_CODE 77)
   set_tests_properties(net.ft_cut.3 PROPERTIES ENVIRONMENT "DUET_FT_NET_TIMEOUT=1")
 endif()
+
+# stage 7, agree and shrink across hosts (duet_comm_ft_net.c, docs/NETWORK.md 2.10), with
+# test_ft_ulfm's scenarios checked as on one host: net.ft_ulfm.shrink.4, two ranks on each of 2
+# hosts, the last rank dies and the survivors shrink (data kept, puts and allreduces on the new
+# communicator); net.ft_ulfm.host.4, both ranks of host 2 die (the second before the agree, during
+# it, during a shrink): the survivors on host 1 agree on the same flag and failed set and shrink;
+# net.ft_ulfm.3, one rank on each of 3 hosts: a revoke seen by all, then shrink until one is left
+if(DUET_HAVE_UCX)
+  set(ulfm $<TARGET_FILE:test_ft_ulfm>)
+  set(across ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh)
+  add_test(NAME net.ft_ulfm.shrink.4
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 -- ${across} -r 2 -k 3 ${ulfm} shrink)
+  add_test(NAME net.ft_ulfm.host.4
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 -- ${across} -r 2 -k 2,3
+                   ${ulfm} agree-during 7 ${ulfm} agree-during 8 ${ulfm} during 3)
+  add_test(NAME net.ft_ulfm.revoke.3
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 3 -- ${across} ${ulfm} revoke)
+  add_test(NAME net.ft_ulfm.chain.3
+           COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 3 -- ${across} -k 1,2 ${ulfm} chain)
+  set_tests_properties(net.ft_ulfm.shrink.4 net.ft_ulfm.host.4 net.ft_ulfm.revoke.3 net.ft_ulfm.chain.3
+                       PROPERTIES LABELS net TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()

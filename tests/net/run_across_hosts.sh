@@ -7,9 +7,9 @@
 # DUET_BOOTSTRAP_IFADDR, one DUET_JOB_SECRET), UCX on TCP, with the environment the caller
 # gives (DUET_ALGO, ...). The programs check their own results against references. Run inside:
 #
-#   netns.sh run HOSTS -- run_across_hosts.sh [-r RANKS_PER_HOST] [-k RANK] PROGRAM [ARGS...]...
+#   netns.sh run HOSTS -- run_across_hosts.sh [-r RANKS_PER_HOST] [-k RANK[,RANK...]] PROGRAM [ARGS...]...
 #
-# -k RANK: that rank is expected to die by SIGKILL (fault-tolerance tests: it kills itself);
+# -k RANK[,RANK...]: those ranks are expected to die by SIGKILL (fault-tolerance tests: they kill themselves);
 # every other rank must exit 0. A program's arguments follow it (up to the next executable):
 #   run_across_hosts.sh -k 1 bin/test_ft_detect allreduce bin/test_ft_detect barrier
 #
@@ -17,16 +17,16 @@
 # netns.sh: not root, no namespaces).
 set -u
 [ -n "${DUETNET_SH:-}" ] || { echo "run_across_hosts.sh: run it under netns.sh run HOSTS --" >&2; exit 2; }
-per_host=1 victim=-1
+per_host=1 victims=
 while [ $# -gt 0 ]; do
     case $1 in
         -r) per_host=${2:-}; shift 2 || true ;;
-        -k) victim=${2:-}; shift 2 || true ;;
+        -k) victims=${2:-}; shift 2 || true ;;
         *) break ;;
     esac
 done
-[ "$per_host" -ge 1 ] 2>/dev/null && [ "$victim" -ge -1 ] 2>/dev/null && [ -x "${1:-}" ] ||
-    { echo "usage: run_across_hosts.sh [-r RANKS_PER_HOST] [-k RANK] PROGRAM [ARGS...] [-- PROGRAM ...]..." >&2; exit 2; }
+[ "$per_host" -ge 1 ] 2>/dev/null && [[ "$victims" =~ ^([0-9]+(,[0-9]+)*)?$ ]] && [ -x "${1:-}" ] ||
+    { echo "usage: run_across_hosts.sh [-r RANKS_PER_HOST] [-k RANK[,RANK...]] PROGRAM [ARGS...] [-- PROGRAM ...]..." >&2; exit 2; }
 hosts=$("$DUETNET_SH" list | grep -c -- "-[0-9]*$")
 [ "$hosts" -ge 1 ] || { echo "FAIL: netns.sh list gives no hosts" >&2; exit 1; }
 nranks=$((hosts * per_host))
@@ -63,7 +63,7 @@ for cmd in "${progs[@]}"; do
     for ((r = 0; r < nranks; r++)); do
         wait "${pid[r]}"
         rc[r]=$?
-        if [ "$r" -eq "$victim" ]; then
+        if [[ ",$victims," == *",$r,"* ]]; then
             [ "${rc[r]}" -eq 137 ] || bad=1 # killed by SIGKILL, as it meant to be
         else
             [ "${rc[r]}" -eq 0 ] || bad=1
@@ -71,7 +71,7 @@ for cmd in "${progs[@]}"; do
     done
     took=$(($(date +%s) - start))
     if [ $bad -ne 0 ]; then
-        echo "FAIL: $name: exit statuses ${rc[*]} (ranks 0..$((nranks - 1)); rank $victim: 137 expected) after ${took}s"
+        echo "FAIL: $name: exit statuses ${rc[*]} (ranks 0..$((nranks - 1)); ${victims:+rank(s) $victims: 137 expected}) after ${took}s"
         for ((r = 0; r < nranks; r++)); do echo "--- rank $r:"; grep -m3 -E "has died|failed:" "$logs/$name.$r"; tail -20 "$logs/$name.$r"; done
         failed=1
     else
