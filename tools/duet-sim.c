@@ -182,7 +182,7 @@ static duet_coll_args_t call_of(const sim_args_t *s, size_t bytes, size_t *moved
     size_t elem = reduces && (s->dt == DUET_FLOAT16 || s->dt == DUET_BFLOAT16) ? sizeof(float) : es; /* widened */
     int rooted = s->kind == DUET_COLL_BROADCAST || s->kind == DUET_COLL_REDUCE;
     duet_coll_args_t a = {s->kind, 0, (int)s->ranks, rooted ? s->root : 0, count, elem, duet_coll_predict_chunk(),
-                          count ? s->in_place : 0, 0};
+                          count ? s->in_place : 0, 0, NULL, 0};
     return a;
 }
 

@@ -143,9 +143,9 @@ int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
 {
     const duet_cfg_t *cfg = duet_cfg();
     char path[512];
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     int from_file = duet_coll_tune_file_read("", &m, path, sizeof path) == 0;
-    if (!from_file) m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    if (!from_file) m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     apply_settings(&m, cfg);
     int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_ALPHA_US and DUET_TUNE_BETA_GBPS");
@@ -166,11 +166,11 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
         *out = c->model;
         return DUET_OK;
     }
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     int32_t measure_it = 0;
     char path[512];
     if (c->rank == 0 && duet_coll_tune_file_read("", &m, path, sizeof path) != 0) {
-        m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+        m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
         measure_it = c->size >= 2;
     }
     /* everyone learns whether ranks 0 and 1 measure */
@@ -192,7 +192,7 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
 
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
 {
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     duet_status_t st = DUET_OK;
     if (c->size >= 2 && c->rank <= 1) st = measure(c, &m);
     if (st == DUET_OK && c->rank == 0 && c->size >= 2) duet_coll_tune_file_write("", &m);
