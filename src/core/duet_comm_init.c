@@ -309,6 +309,7 @@ static duet_status_t comm_free(duet_comm_t c)
     free(c->heap_pe);
     free(c->pids);
     free(c->agreed_failed);
+    free(c->coll_host);
     free(c);
     return st;
 }
