@@ -37,7 +37,7 @@ void duet_coll_model_net_source(char *source, size_t len);
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
 
 /* Which host each rank of c is on, for the collectives (duet_coll_hosts.c): host[r] in
- * [0, nhosts), valid while c lives. Collective the first time it is called on c. */
+ * [0, nhosts), valid while c lives. Local: no exchange. */
 duet_status_t duet_coll_hosts_get(duet_comm_t c, const int **host, int *nhosts);
 
 /* The host's tune file of a model (`kind` "" for the CPU channels' shared memory, "net" for

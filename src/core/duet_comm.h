@@ -52,6 +52,7 @@ struct duet_comm {
     } lane_hit;
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
+    int *host_of;          /* root communicator: each rank's host (shm-reachable sets, by first rank) */
     int *coll_host;        /* host of each rank for the collectives (duet_coll_hosts.c), or NULL */
     int coll_nhosts;       /* 0 until known */
     duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */
