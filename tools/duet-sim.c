@@ -5,6 +5,12 @@
  *
  *   duet-sim allreduce -n 1048576 -b 8 -e 1G -f 4
  *   duet-sim broadcast -n 8 --alpha 0.2 --beta 10 --csv
+ *   duet-sim allreduce -n 16 --hosts 4 --net-alpha 20 --net-beta 0.5
+ *
+ * With --hosts H the ranks are spread in blocks over H hosts (the first n % H hosts one rank
+ * more), or --host-sizes lists each host's ranks (uneven hosts); then the hierarchical
+ * algorithms are candidates and a message between hosts costs the net pair (--net-alpha,
+ * --net-beta, else DUET_TUNE_NET_*, the net tune file, the defaults), as in the tuner.
  *
  * The numbers are the tuner's own (src/coll/duet_coll_predict.h): the same method for the
  * call's size (simulated up to 16 ranks, per-rank model up to 4096, analytic beyond), the
@@ -46,6 +52,11 @@ static void usage(FILE *f)
             "      --in-place        the call is in place\n"
             "      --alpha US        the model's alpha, microseconds per message\n"
             "      --beta GBPS       the model's bandwidth, GB/s (1 GB = 1e9 bytes)\n"
+            "      --hosts H         the ranks in blocks over H hosts (hierarchical algorithms,\n"
+            "                        net prices between hosts)                      [1]\n"
+            "      --host-sizes L,.. each host's rank count, in rank order (uneven hosts)\n"
+            "      --net-alpha US    alpha between hosts (the net transport)\n"
+            "      --net-beta GBPS   bandwidth between hosts, GB/s\n"
             "      --csv             CSV rows instead of the table\n"
             "  -h, --help\n"
             "without --alpha / --beta: DUET_TUNE_ALPHA_US, DUET_TUNE_BETA_GBPS, else the host's\n"
@@ -78,7 +89,12 @@ typedef struct {
     const char *algo;
     int root, in_place, csv;
     double alpha, beta; /* 0: not given */
+    double net_alpha, net_beta;
+    long long hosts;    /* 0: one host */
+    const char *host_sizes;
 } sim_args_t;
+
+#define MAX_HOST_MAP (1 << 26) /* ranks of a host map (an int each) */
 
 static size_t size_arg(const char *text, const char *flag)
 {
@@ -108,7 +124,7 @@ static int kind_of(const char *name, duet_coll_kind_t *kind)
 
 static void parse(sim_args_t *s, int argc, char **argv)
 {
-    enum { OPT_ALPHA = 256, OPT_BETA, OPT_CSV, OPT_IN_PLACE };
+    enum { OPT_ALPHA = 256, OPT_BETA, OPT_CSV, OPT_IN_PLACE, OPT_HOSTS, OPT_HOST_SIZES, OPT_NET_ALPHA, OPT_NET_BETA };
     static const struct option longopts[] = {
         {"ranks", required_argument, NULL, 'n'},     {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},  {"stepfactor", required_argument, NULL, 'f'},
@@ -116,6 +132,8 @@ static void parse(sim_args_t *s, int argc, char **argv)
         {"root", required_argument, NULL, 'r'},      {"in-place", no_argument, NULL, OPT_IN_PLACE},
         {"alpha", required_argument, NULL, OPT_ALPHA}, {"beta", required_argument, NULL, OPT_BETA},
         {"csv", no_argument, NULL, OPT_CSV},         {"help", no_argument, NULL, 'h'},
+        {"hosts", required_argument, NULL, OPT_HOSTS}, {"host-sizes", required_argument, NULL, OPT_HOST_SIZES},
+        {"net-alpha", required_argument, NULL, OPT_NET_ALPHA}, {"net-beta", required_argument, NULL, OPT_NET_BETA},
         {NULL, 0, NULL, 0}};
     *s = (sim_args_t){.minb = 8, .maxb = (size_t)64 << 20, .factor = 2, .dt = DUET_FLOAT32, .ranks = -1};
     const char *coll = NULL;
@@ -150,6 +168,14 @@ static void parse(sim_args_t *s, int argc, char **argv)
         case OPT_ALPHA: s->alpha = positive_arg(optarg, "--alpha"); break;
         case OPT_BETA: s->beta = positive_arg(optarg, "--beta"); break;
         case OPT_CSV: s->csv = 1; break;
+        case OPT_HOSTS:
+            errno = 0;
+            s->hosts = strtoll(optarg, &end, 10);
+            if (end == optarg || *end || errno || s->hosts < 1) die("--hosts needs a host count, not '%s'", optarg);
+            break;
+        case OPT_HOST_SIZES: s->host_sizes = optarg; break;
+        case OPT_NET_ALPHA: s->net_alpha = positive_arg(optarg, "--net-alpha"); break;
+        case OPT_NET_BETA: s->net_beta = positive_arg(optarg, "--net-beta"); break;
         case 'h': usage(stdout); exit(0);
         case ':': die("%s needs a value", argv[optind - 1]);
         default: die("unknown option '%s'", argv[optind - 1]);
@@ -162,6 +188,10 @@ static void parse(sim_args_t *s, int argc, char **argv)
     if (s->maxb < s->minb) die("-e is smaller than -b");
     if (s->factor < 2) die("-f must be at least 2");
     if (s->root >= s->ranks) die("-r %d is not below the rank count %lld", s->root, s->ranks);
+    if (s->hosts && s->host_sizes) die("--hosts or --host-sizes, not both");
+    if (s->hosts > s->ranks) die("--hosts %lld: more hosts than the %lld ranks", s->hosts, s->ranks);
+    if ((s->hosts > 1 || s->host_sizes) && s->ranks > MAX_HOST_MAP)
+        die("a host map of %lld ranks: at most %d", s->ranks, MAX_HOST_MAP);
     if (s->algo) {
         int found = 0;
         for (int i = 0; i < duet_coll_nalgos; i++)
@@ -182,14 +212,46 @@ static duet_coll_args_t call_of(const sim_args_t *s, size_t bytes, size_t *moved
     size_t elem = reduces && (s->dt == DUET_FLOAT16 || s->dt == DUET_BFLOAT16) ? sizeof(float) : es; /* widened */
     int rooted = s->kind == DUET_COLL_BROADCAST || s->kind == DUET_COLL_REDUCE;
     duet_coll_args_t a = {s->kind, 0, (int)s->ranks, rooted ? s->root : 0, count, elem, duet_coll_predict_chunk(),
-                          count ? s->in_place : 0, 0};
+                          count ? s->in_place : 0, 0, NULL, 0};
     return a;
+}
+
+/* The host of each rank (NULL for one host); *nhosts. Blocks of --hosts, or --host-sizes. */
+static int *host_map(const sim_args_t *s, int *nhosts)
+{
+    *nhosts = 1;
+    if (s->hosts <= 1 && !s->host_sizes) return NULL;
+    int n = (int)s->ranks, *host = malloc(sizeof(int) * (size_t)n);
+    if (!host) die("out of memory for a host map of %d ranks", n);
+    if (!s->host_sizes) {
+        for (int g = 0; g < s->hosts; g++)
+            for (size_t r = duet_part_start((size_t)n, (size_t)s->hosts, (size_t)g);
+                 r < duet_part_start((size_t)n, (size_t)s->hosts, (size_t)g + 1); r++)
+                host[r] = g;
+        *nhosts = (int)s->hosts;
+        return host;
+    }
+    int r = 0, g = 0;
+    for (const char *p = s->host_sizes; *p; g++) {
+        char *end;
+        errno = 0;
+        long size = strtol(p, &end, 10);
+        if (end == p || errno || size < 1 || (*end && *end != ',') || size > n - r)
+            die("--host-sizes needs rank counts >= 1 separated by commas, adding up to %d: '%s'", n, s->host_sizes);
+        for (long i = 0; i < size; i++) host[r++] = g;
+        p = *end ? end + 1 : end;
+    }
+    if (r != n) die("--host-sizes %s adds up to %d ranks, not %d", s->host_sizes, r, n);
+    *nhosts = g;
+    return host;
 }
 
 int main(int argc, char **argv)
 {
     sim_args_t s;
     parse(&s, argc, argv);
+    int nhosts;
+    int *host = host_map(&s, &nhosts);
     duet_coll_model_t model;
     char source[700];
     duet_coll_model_local(&model, source, sizeof source);
@@ -202,6 +264,15 @@ int main(int argc, char **argv)
         else snprintf(source, sizeof source, "%s; %s from %s", s.alpha > 0 ? "--alpha" : "--beta",
                       s.alpha > 0 ? "beta" : "alpha", rest);
     }
+    char net_source[700] = "--net-alpha and --net-beta";
+    if (!(s.net_alpha > 0 && s.net_beta > 0)) duet_coll_model_net_source(net_source, sizeof net_source);
+    if (s.net_alpha > 0) model.net_alpha_us = s.net_alpha;
+    if (s.net_beta > 0) model.net_beta_gbps = s.net_beta;
+    char hosts_line[900] = "";
+    if (nhosts > 1)
+        snprintf(hosts_line, sizeof hosts_line, "hosts: %d (ranks in blocks%s); between hosts alpha %.4g us per "
+                 "message, beta %.4g GB/s (from %.600s)", nhosts, s.host_sizes ? " of --host-sizes" : "",
+                 model.net_alpha_us, model.net_beta_gbps, net_source);
     /* the candidates, for the header */
     const duet_coll_algo_t *cand[DUET_PREDICT_MAX];
     int ncand = 0;
@@ -213,6 +284,7 @@ int main(int argc, char **argv)
     if (s.csv) { /* the model's values are columns; where they came from goes to stderr */
         fprintf(stderr, "duet-sim: model: alpha %.4g us per message, beta %.4g GB/s (from %s)\n", model.alpha_us,
                 model.beta_gbps, source);
+        if (hosts_line[0]) fprintf(stderr, "duet-sim: %s\n", hosts_line);
         printf("collective,ranks,bytes,count,dtype,method,alpha_us,beta_gbps");
         for (int i = 0; i < ncand; i++) printf(",%s_us", cand[i]->name);
         printf(",pick\n");
@@ -221,6 +293,7 @@ int main(int argc, char **argv)
                s.in_place ? ", in place" : "", duet_coll_predict_chunk(), duet_coll_predict_slots());
         printf("# model: alpha %.4g us per message, beta %.4g GB/s (from %s)\n", model.alpha_us, model.beta_gbps,
                source);
+        if (hosts_line[0]) printf("# %s\n", hosts_line);
         printf("# predicted time per call, microseconds\n");
         printf("%12s %12s %-15s", "bytes", "count", "method");
         for (int i = 0; i < ncand; i++) printf(" %12s", cand[i]->name);
@@ -229,6 +302,8 @@ int main(int argc, char **argv)
     for (size_t bytes = s.minb;; bytes = bytes ? bytes * s.factor : 1) {
         size_t moved;
         duet_coll_args_t a = call_of(&s, bytes, &moved);
+        a.host = host;
+        a.nhosts = host ? nhosts : 0;
         duet_predict_t p;
         if (duet_coll_predict_all(&a, &model, s.algo, &p) != DUET_OK) {
             fprintf(stderr, "duet-sim: %s\n", duet_last_error());
@@ -255,5 +330,6 @@ int main(int argc, char **argv)
     if (!s.csv)
         for (int i = 0; i < ncand; i++)
             if (why[i][0]) printf("# %s: -, cannot run: %s\n", cand[i]->name, why[i]);
+    free(host);
     return 0;
 }

@@ -23,7 +23,18 @@ typedef struct {
     size_t chunk; /* largest message */
     int in_place;
     int gpu;      /* 1: the GPU executor runs it (the tuner costs it with the GPU's model) */
+    /* Which host each rank is on (duet_coll_hosts.c): host[r] in [0, nhosts), or NULL (and
+     * nhosts 0 or 1) for one host. The hierarchical algorithms need it; the cost model charges
+     * a message between two hosts at the net transport's alpha and beta. */
+    const int *host;
+    int nhosts;
 } duet_coll_args_t;
+
+/* Whether ranks x and y of the call are on different hosts (their messages cross the net). */
+static inline int duet_coll_across(const duet_coll_args_t *a, int x, int y)
+{
+    return a->host && a->nhosts > 1 && a->host[x] != a->host[y];
+}
 
 /* The largest message an algorithm may use: the channel chunk, in whole elements. */
 static inline size_t duet_coll_chunk(const duet_coll_args_t *a)
@@ -116,5 +127,10 @@ duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_
 duet_status_t duet_coll_direct_allgather(const duet_coll_args_t *a, duet_sched_t *s);
 duet_status_t duet_coll_direct_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s);
 duet_status_t duet_coll_pairwise_alltoall(const duet_coll_args_t *a, duet_sched_t *s);
+/* duet_coll_hier.c: over hosts (a->host), refused on one host */
+duet_status_t duet_coll_hier_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_hier_dbtree_allreduce(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_hier_tree_broadcast(const duet_coll_args_t *a, duet_sched_t *s);
+duet_status_t duet_coll_hier_tree_reduce(const duet_coll_args_t *a, duet_sched_t *s);
 
 #endif

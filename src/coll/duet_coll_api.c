@@ -96,7 +96,7 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     const void *send = o->sendbuf;
     void *recv = o->recvbuf;
     int in_place = !wide && is_in_place(o->kind, send, recv, c->rank, block); /* fp32 copies are separate */
-    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place, 0};
+    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place, 0, NULL, 0};
     int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
     if (p2p) {
         duet_sched_init(&o->sched, c->rank, c->size, es);

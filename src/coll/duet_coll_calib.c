@@ -1,13 +1,21 @@
 /*
- * The tuner's alpha and beta: what one message and one byte cost on this host's channels.
+ * The tuner's alpha and beta: what one message and one byte cost on this host's channels, one
+ * pair per class of link (docs/NETWORK.md 2.7): shared memory inside a host, the net transport
+ * between hosts.
  *
- * Where they come from, in order: DUET_TUNE_ALPHA_US / DUET_TUNE_BETA_GBPS if set; the
- * host's tune file (DUET_TUNE_FILE; by default under $XDG_CACHE_HOME/duet or ~/.cache/duet,
- * else /tmp); else a measurement, made once on the first communicator that needs it and
- * written to the file: ranks 0 and 1 bounce 8-byte messages (alpha = half a round trip)
- * and stream chunk-sized messages (beta = time per byte, copy in and out included).
- * Rank 0 decides and broadcasts, so every rank of a communicator uses the same numbers and
- * the tuner picks the same algorithm everywhere. `duet-perf --calibrate` measures anew.
+ * Where each pair comes from, in order: the settings (DUET_TUNE_ALPHA_US / DUET_TUNE_BETA_GBPS;
+ * DUET_TUNE_NET_ALPHA_US / DUET_TUNE_NET_BETA_GBPS); the host's tune file of that transport
+ * (DUET_TUNE_FILE; by default under $XDG_CACHE_HOME/duet or ~/.cache/duet, else /tmp; the net
+ * pair's file has "-net" appended); else a measurement, made once on the first communicator
+ * that needs it and written to the file: rank 0 and a rank of its host (shm), or rank 0 and
+ * the first rank of another host (net, only on a communicator that spans real hosts), bounce
+ * 8-byte messages (alpha = half a round trip) and stream chunk-sized messages (beta = time per
+ * byte, copy in and out included). Without a measurement the net pair defaults to 20 us and
+ * 0.5 GB/s: Duet's put latency (19.9 us, half a round trip) and put bandwidth (0.48-0.65 GB/s,
+ * 1-16 MiB) between two namespace hosts over veth TCP, docs/PERF.md "Duet's net transport
+ * against ucx_perftest". Rank 0 decides and broadcasts, so every rank of a communicator uses the
+ * same numbers and the tuner picks the same algorithm everywhere. `duet-perf --calibrate`
+ * measures anew.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +27,9 @@
 
 #define DEFAULT_ALPHA_US 0.5
 #define DEFAULT_BETA_GBPS 8.0
+#define DEFAULT_NET_ALPHA_US 20.0 /* docs/PERF.md, "Duet's net transport against ucx_perftest": */
+#define DEFAULT_NET_BETA_GBPS 0.5 /* put latency 19.9 us, put bandwidth 0.48-0.65 GB/s (veth TCP) */
+#define DEFAULT_MODEL ((duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, DEFAULT_NET_ALPHA_US, DEFAULT_NET_BETA_GBPS})
 
 /* The tune file of `kind` ("" the CPU channels; "gpu" the GPU executor: "-gpu" appended). */
 static void tune_path(const char *kind, char *out, size_t len)
@@ -67,7 +78,8 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m)
     FILE *f = fopen(tmp, "w");
     if (!f) return; /* a cache only: without it, the next run measures again */
     fprintf(f, "alpha_us %.4f beta_gbps %.4f\n# measured by duet on the %s; delete to measure again\n",
-            m->alpha_us, m->beta_gbps, kind[0] ? "GPU executor" : "shm transport");
+            m->alpha_us, m->beta_gbps, !kind[0] ? "shm transport" : strcmp(kind, "net") == 0 ? "net transport"
+                                                                                              : "GPU executor");
     if (fclose(f) == 0 && rename(tmp, path) == 0)
         DUET_LOG(INFO, TUNE, "wrote %s: alpha %.3f us, beta %.2f GB/s", path, m->alpha_us, m->beta_gbps);
     else
@@ -100,18 +112,19 @@ static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
     return duet_coll_chan_release(c, c->chan, peer);
 }
 
-/* Ranks 0 and 1 measure; the others only wait for the broadcast. */
-static duet_status_t measure(duet_comm_t c, duet_coll_model_t *m)
+/* Ranks x and y measure their link into m->alpha_us and m->beta_gbps; the others only wait for
+ * the broadcast. */
+static duet_status_t measure(duet_comm_t c, int x, int y, duet_coll_model_t *m)
 {
     enum { ROUNDS = 2000, STREAM = 64 };
     size_t chunk = c->chan->chunk;
     char *buf = calloc(1, chunk);
     if (!buf) return DUET_FAIL(DUET_ERR_NO_MEMORY, TUNE, "calibration: out of host memory");
     duet_status_t st = DUET_OK;
-    int peer = 1 - c->rank;
+    int peer = c->rank == x ? y : x, lead = c->rank == x;
     uint64_t t0 = duet_time_ns();
     for (int i = 0; i < ROUNDS && st == DUET_OK; i++) {
-        if (c->rank == 0) {
+        if (lead) {
             st = send_msg(c, peer, buf, 8);
             if (!st) st = recv_msg(c, peer, buf, 8);
         } else {
@@ -121,8 +134,8 @@ static duet_status_t measure(duet_comm_t c, duet_coll_model_t *m)
     }
     uint64_t t1 = duet_time_ns();
     for (int i = 0; i < STREAM && st == DUET_OK; i++)
-        st = c->rank == 0 ? send_msg(c, peer, buf, chunk) : recv_msg(c, peer, buf, chunk);
-    if (st == DUET_OK) st = c->rank == 0 ? recv_msg(c, peer, buf, 8) : send_msg(c, peer, buf, 8); /* all consumed */
+        st = lead ? send_msg(c, peer, buf, chunk) : recv_msg(c, peer, buf, chunk);
+    if (st == DUET_OK) st = lead ? recv_msg(c, peer, buf, 8) : send_msg(c, peer, buf, 8); /* all consumed */
     uint64_t t2 = duet_time_ns();
     free(buf);
     if (st) return st;
@@ -132,20 +145,32 @@ static duet_status_t measure(duet_comm_t c, duet_coll_model_t *m)
     return DUET_OK;
 }
 
-/* DUET_TUNE_ALPHA_US / DUET_TUNE_BETA_GBPS, when set, win over the file and the measurement. */
+/* The settings, when set, win over the files and the measurements. */
 static void apply_settings(duet_coll_model_t *m, const duet_cfg_t *cfg)
 {
     if (cfg->tune_alpha_us > 0) m->alpha_us = cfg->tune_alpha_us;
     if (cfg->tune_beta_gbps > 0) m->beta_gbps = cfg->tune_beta_gbps;
+    if (cfg->tune_net_alpha_us > 0) m->net_alpha_us = cfg->tune_net_alpha_us;
+    if (cfg->tune_net_beta_gbps > 0) m->net_beta_gbps = cfg->tune_net_beta_gbps;
+}
+
+/* The tune file of `kind` into pair (alpha, beta); 1 when it was read. */
+static int read_pair(const char *kind, double *alpha, double *beta, char *path, size_t len)
+{
+    duet_coll_model_t f;
+    if (duet_coll_tune_file_read(kind, &f, path, len) != 0) return 0;
+    *alpha = f.alpha_us;
+    *beta = f.beta_gbps;
+    return 1;
 }
 
 int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
 {
     const duet_cfg_t *cfg = duet_cfg();
-    char path[512];
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
-    int from_file = duet_coll_tune_file_read("", &m, path, sizeof path) == 0;
-    if (!from_file) m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    char path[512], net_path[512];
+    duet_coll_model_t m = DEFAULT_MODEL;
+    int from_file = read_pair("", &m.alpha_us, &m.beta_gbps, path, sizeof path);
+    read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, net_path, sizeof net_path);
     apply_settings(&m, cfg);
     int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_ALPHA_US and DUET_TUNE_BETA_GBPS");
@@ -159,31 +184,82 @@ int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
     return from_file;
 }
 
-duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
+void duet_coll_model_net_source(char *source, size_t len)
 {
     const duet_cfg_t *cfg = duet_cfg();
+    char path[512];
+    double alpha, beta;
+    int from_file = read_pair("net", &alpha, &beta, path, sizeof path);
+    int alpha_set = cfg->tune_net_alpha_us > 0, beta_set = cfg->tune_net_beta_gbps > 0;
+    if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_NET_ALPHA_US and DUET_TUNE_NET_BETA_GBPS");
+    else
+        snprintf(source, len, "%s%s%s%s", from_file ? "the tune file " : "the defaults (docs/PERF.md's net figures over "
+                 "veth TCP)", from_file ? path : "", alpha_set ? ", alpha from DUET_TUNE_NET_ALPHA_US" : "",
+                 beta_set ? ", beta from DUET_TUNE_NET_BETA_GBPS" : "");
+}
+
+/* The pairs to measure: rank 0 with a rank of its host (*near, shm) and with the first rank of
+ * another host (*far, net: only where the hosts are real, not DUET_COLL_RANKS_PER_HOST's). */
+static void measure_pairs(duet_comm_t c, const int *host, int nhosts, int *near, int *far)
+{
+    *near = *far = -1;
+    for (int r = 1; r < c->size; r++) {
+        if (host[r] == host[0] && *near < 0) *near = r;
+        if (host[r] != host[0] && *far < 0 && nhosts > 1 && duet_cfg()->coll_ranks_per_host <= 0) *far = r;
+    }
+}
+
+/* Measures the pairs asked for (x[0]: shm, x[1]: net; 0 no), rank 0 writes their tune files,
+ * and every rank gets rank 0's model. */
+static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int near, int far, duet_coll_model_t *m)
+{
+    duet_status_t st = DUET_OK;
+    if (want[0] && (c->rank == 0 || c->rank == near)) {
+        st = measure(c, 0, near, m);
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", m);
+    }
+    if (st == DUET_OK && want[1] && (c->rank == 0 || c->rank == far)) {
+        duet_coll_model_t net = *m;
+        st = measure(c, 0, far, &net);
+        m->net_alpha_us = net.alpha_us;
+        m->net_beta_gbps = net.beta_gbps;
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("net", &net);
+    }
+    if (st == DUET_OK) st = duet_boot_bcast(&c->boot, m, sizeof *m);
+    return st;
+}
+
+static void log_model(const duet_coll_model_t *m, int nhosts, const int32_t want[2])
+{
+    DUET_LOG(INFO, TUNE, "model: shm alpha %.3f us per message, beta %.2f GB/s%s; net alpha %.3f us, beta %.3f "
+             "GB/s%s%s", m->alpha_us, m->beta_gbps, want[0] ? " (measured now)" : "", m->net_alpha_us,
+             m->net_beta_gbps, want[1] ? " (measured now)" : "", nhosts > 1 ? "" : " (unused: one host)");
+}
+
+duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
+{
     if (c->model_ready) {
         *out = c->model;
         return DUET_OK;
     }
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
-    int32_t measure_it = 0;
-    char path[512];
-    if (c->rank == 0 && duet_coll_tune_file_read("", &m, path, sizeof path) != 0) {
-        m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
-        measure_it = c->size >= 2;
-    }
-    /* everyone learns whether ranks 0 and 1 measure */
-    duet_status_t st = duet_boot_bcast(&c->boot, &measure_it, sizeof measure_it);
-    if (st == DUET_OK && measure_it && c->rank <= 1) {
-        st = measure(c, &m);
-        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", &m);
-    }
-    if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
+    const int *host;
+    int nhosts, near, far;
+    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
     if (st) return st;
-    apply_settings(&m, cfg);
-    DUET_LOG(INFO, TUNE, "model: alpha %.3f us per message, beta %.2f GB/s%s", m.alpha_us, m.beta_gbps,
-             measure_it ? " (measured now)" : "");
+    measure_pairs(c, host, nhosts, &near, &far);
+    duet_coll_model_t m = DEFAULT_MODEL;
+    int32_t want[2] = {0, 0}; /* measure the shm pair, the net pair */
+    char path[512];
+    if (c->rank == 0) {
+        if (!read_pair("", &m.alpha_us, &m.beta_gbps, path, sizeof path)) want[0] = near > 0;
+        if (!read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, path, sizeof path)) want[1] = far > 0;
+    }
+    /* everyone learns which pairs measure */
+    st = duet_boot_bcast(&c->boot, want, sizeof want);
+    if (st == DUET_OK) st = measure_and_share(c, want, near, far, &m);
+    if (st) return st;
+    apply_settings(&m, duet_cfg());
+    log_model(&m, nhosts, want);
     c->model = m;
     c->model_ready = 1;
     *out = m;
@@ -192,12 +268,20 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
 
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
 {
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
-    duet_status_t st = DUET_OK;
-    if (c->size >= 2 && c->rank <= 1) st = measure(c, &m);
-    if (st == DUET_OK && c->rank == 0 && c->size >= 2) duet_coll_tune_file_write("", &m);
-    if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
+    const int *host;
+    int nhosts, near, far;
+    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
+    if (st) return st;
+    measure_pairs(c, host, nhosts, &near, &far);
+    duet_coll_model_t m = DEFAULT_MODEL;
+    if (c->rank == 0) { /* a pair not measured now keeps its file's numbers */
+        read_pair("", &m.alpha_us, &m.beta_gbps, (char[512]){0}, 512);
+        read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, (char[512]){0}, 512);
+    }
+    int32_t want[2] = {near > 0, far > 0};
+    st = measure_and_share(c, want, near, far, &m);
     if (st == DUET_OK) {
+        log_model(&m, nhosts, want);
         c->model = m;
         c->model_ready = 1;
         if (c->tune) duet_coll_tune_free(c); /* decisions made with the old numbers */

@@ -18,6 +18,7 @@
  * These are approximations of the simulator's makespan (the same schedules, without
  * building them): tests/unit/test_predict.c states the tolerance and checks it.
  */
+#include <stdlib.h>
 #include "coll/duet_coll_predict.h"
 
 typedef struct {
@@ -252,10 +253,93 @@ static double doubling_rounds(const fctx_t *f, double b)
     return t;
 }
 
+/* ------------------------------------------------------------ hierarchical (duet_coll_hier.c) */
+/* The call's hosts: how many, the largest and the smallest (ranks). */
+typedef struct {
+    long long n, largest, smallest;
+} host_stats_t;
+
+static int is_hier(duet_coll_build_fn b)
+{
+    return b == duet_coll_hier_ring_allreduce || b == duet_coll_hier_dbtree_allreduce ||
+           b == duet_coll_hier_tree_broadcast || b == duet_coll_hier_tree_reduce;
+}
+
+/* 0 when the host map is out of range; hs->n 1 for one host (or none). */
+static int host_stats(const duet_coll_args_t *a, host_stats_t *hs)
+{
+    *hs = (host_stats_t){1, a->nranks, a->nranks};
+    if (!a->host || a->nhosts < 2) return 1;
+    long long *size = calloc((size_t)a->nhosts, sizeof *size);
+    if (!size) return 0;
+    for (int r = 0; r < a->nranks; r++) {
+        if (a->host[r] < 0 || a->host[r] >= a->nhosts) {
+            free(size);
+            return 0;
+        }
+        size[a->host[r]]++;
+    }
+    *hs = (host_stats_t){0, 0, a->nranks};
+    for (int g = 0; g < a->nhosts; g++) {
+        if (!size[g]) continue;
+        hs->n++;
+        hs->largest = size[g] > hs->largest ? size[g] : hs->largest;
+        hs->smallest = size[g] < hs->smallest ? size[g] : hs->smallest;
+    }
+    free(size);
+    return 1;
+}
+
+/* Allreduce: reduce-scatter in the host, the part across, the part to the host's others
+ * (the phases follow each other: the schedule joins them, so they do not overlap). */
+static double hier_allreduce(const fctx_t *in, const fctx_t *net, const duet_coll_args_t *a, const host_stats_t *hs,
+                             int dbtree)
+{
+    long long L = hs->largest, P = hs->smallest;
+    size_t part = (a->count + (size_t)P - 1) / (size_t)P;
+    double w = (double)(part * a->elem), first = dmin(w, in->chunk);
+    double t = 0;
+    if (L > 1) t += (double)(P - 1 + L - 1) * in->h * w + in->a + in->h * first;
+    duet_coll_args_t pa = *a;
+    pa.count = part;
+    fctx_t across = *net;
+    across.n = hs->n;
+    across.in_place = 1;
+    t += dbtree ? dbtree_allreduce(&across, &pa, w) : ring_allreduce(&across, &pa, w);
+    if (L > 1) t += (double)(L - 1) * in->h * w + in->a + in->h * w;
+    return t;
+}
+
+/* Broadcast or reduce: the tree over the hosts' leaders, and the tree inside the largest host.
+ * A chunk goes on to the next phase as soon as it is through the first (the schedule joins
+ * them chunk by chunk): the slower phase paces the call, the other adds its first chunk. The
+ * broadcast root's own copy is a local one, hidden behind its net sends. */
+static double hier_tree(const fctx_t *in, const fctx_t *net, const host_stats_t *hs, int up, double S)
+{
+    fctx_t across = *net, inside = *in;
+    across.n = hs->n;
+    across.in_place = 1;
+    inside.n = hs->largest;
+    inside.in_place = 1;
+    double first = dmin(S, in->chunk), t = tree_time(&across, 0, up, !up, S);
+    if (inside.n < 2) return t;
+    /* the leader runs both phases' steps on one thread: they add up there */
+    double t_in = tree_time(&inside, 0, up, !up, S);
+    return dmax(t + t_in - tree_time(&inside, 0, up, !up, first) / 2,
+                dmax(t + tree_time(&inside, 0, up, !up, first), t_in + tree_time(&across, 0, up, !up, first)));
+}
+
 /* The builders' refusals (tests/unit/test_predict.c checks they agree). */
 static duet_status_t refusal(const duet_coll_algo_t *al, const duet_coll_args_t *a)
 {
     int n = a->nranks, pow2 = (n & (n - 1)) == 0;
+    host_stats_t hs;
+    if (is_hier(al->build) && !host_stats(a, &hs))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: a host map out of range (or no memory)", al->name);
+    if (is_hier(al->build) && hs.n < 2)
+        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s %s: every rank is on one host (a hierarchical algorithm "
+                              "needs ranks on two hosts or more; the flat ones cover one host)", al->name,
+                              duet_coll_kind_name(a->kind));
     if (al->build == duet_coll_rd_allgather && !pow2)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "rd allgather needs a power-of-two rank count, not %d", n);
     if (al->build == duet_coll_rhd_reduce_scatter && !pow2)
@@ -275,10 +359,22 @@ duet_status_t duet_coll_predict_analytic(const duet_coll_algo_t *al, const duet_
     duet_status_t st = refusal(al, a);
     if (st) return st;
     fctx_t f = {m->alpha_us, 0.5 / (m->beta_gbps * 1e3), (double)duet_coll_chunk(a), a->nranks, a->in_place};
+    fctx_t net = f; /* between hosts */
+    if (m->net_alpha_us > 0 && m->net_beta_gbps > 0) net.a = m->net_alpha_us, net.h = 0.5 / (m->net_beta_gbps * 1e3);
     double S = (double)a->count * (double)a->elem; /* the call's bytes per rank, or per block */
     duet_coll_build_fn b = al->build;
+    host_stats_t hs;
+    if (!host_stats(a, &hs))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "predict: a host map out of range (or no memory)");
     *us = 0;
     if (S == 0) return DUET_OK; /* nothing moves: no step at all */
+    if (is_hier(b)) {
+        if (b == duet_coll_hier_ring_allreduce || b == duet_coll_hier_dbtree_allreduce)
+            *us = hier_allreduce(&f, &net, a, &hs, b == duet_coll_hier_dbtree_allreduce);
+        else *us = hier_tree(&f, &net, &hs, b == duet_coll_hier_tree_reduce, S);
+        return DUET_OK;
+    }
+    if (hs.n > 1) f.a = net.a, f.h = net.h; /* a flat algorithm over hosts: paced by its net links */
     if (b == duet_coll_ring_allreduce) *us = ring_allreduce(&f, a, S);
     else if (b == duet_coll_tree_allreduce) *us = f.n == 1 ? f.h * S : tree_time(&f, 0, 1, 1, S);
     else if (b == duet_coll_dbtree_allreduce) *us = dbtree_allreduce(&f, a, S);

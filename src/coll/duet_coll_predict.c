@@ -56,17 +56,22 @@ duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a)
     return DUET_PREDICT_ANALYTIC;
 }
 
-/* The model's cost of one rank's schedule: each message pays alpha, each byte beta. */
-static double sched_cost(const duet_sched_t *s, double alpha_us, double beta_us_per_byte)
+/* The model's cost of one rank's schedule: each message pays alpha, each byte beta (those of
+ * its link's class: duet_coll_model_link). */
+static double sched_cost(const duet_sched_t *s, const duet_coll_args_t *a, const duet_coll_model_t *m)
 {
-    double msgs = 0, bytes = 0;
+    double msgs = 0, bytes = 0, net_msgs = 0, net_bytes = 0; /* by link class */
+    int has_net = m->net_alpha_us > 0 && m->net_beta_gbps > 0;
     for (int i = 0; i < s->nsteps; i++) {
         const duet_step_t *st = &s->steps[i];
         if (st->kind == DUET_STEP_SEND) continue; /* count each transfer once, at its receiver */
-        if (st->kind != DUET_STEP_COPY) msgs++;
-        bytes += (double)st->bytes;
+        int net = has_net && (st->kind == DUET_STEP_RECV || st->kind == DUET_STEP_RECV_REDUCE) &&
+                  duet_coll_across(a, s->rank, st->peer);
+        if (st->kind != DUET_STEP_COPY) *(net ? &net_msgs : &msgs) += 1;
+        *(net ? &net_bytes : &bytes) += (double)st->bytes;
     }
-    return msgs * alpha_us + bytes * beta_us_per_byte;
+    double cost = msgs * m->alpha_us + bytes * (1.0 / (m->beta_gbps * 1e3));
+    return has_net ? cost + net_msgs * m->net_alpha_us + net_bytes * (1.0 / (m->net_beta_gbps * 1e3)) : cost;
 }
 
 static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
@@ -74,7 +79,11 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
 {
     /* a message costs alpha, and its bytes are copied in and out: half of beta each */
     double half_beta = 0.5 / (m->beta_gbps * 1e3);
-    duet_sim_model_t sm = {m->alpha_us, half_beta, half_beta, duet_coll_predict_slots()};
+    duet_sim_model_t sm = {m->alpha_us, half_beta, half_beta, duet_coll_predict_slots(), 0, 0, 0};
+    if (m->net_alpha_us > 0 && m->net_beta_gbps > 0) { /* between hosts: the net pair, halved the same way */
+        sm.net_alpha_us = m->net_alpha_us;
+        sm.net_beta_us_per_byte = sm.net_gamma_us_per_byte = 0.5 / (m->net_beta_gbps * 1e3);
+    }
     duet_sim_result_t res;
     duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
     if (st) return st;
@@ -99,7 +108,7 @@ static duet_status_t per_rank_cost(const duet_coll_algo_t *al, const duet_coll_a
         duet_sched_t s;
         duet_sched_init(&s, ra.rank, ra.nranks, ra.elem);
         duet_status_t st = al->build(&ra, &s);
-        double c = st == DUET_OK ? sched_cost(&s, m->alpha_us, 1.0 / (m->beta_gbps * 1e3)) : 0;
+        double c = st == DUET_OK ? sched_cost(&s, &ra, m) : 0;
         duet_sched_free(&s);
         if (st) return st;
         if (c > *us) *us = c;
@@ -120,8 +129,14 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
          * a channel message is two (its slot and the acknowledgement), so half an alpha; and
          * a rank writes its line to the n-1 peers one after another (beta / 2 per byte, as
          * the simulator charges a sender) */
-        double line = (double)sizeof(duet_lane_line_t), h = 0.5 / (m->beta_gbps * 1e3);
-        *us = 0.5 * m->alpha_us + (double)(a->nranks - 1) * line * h;
+        double line = (double)sizeof(duet_lane_line_t), alpha = m->alpha_us, gbps = m->beta_gbps;
+        for (int r = 1; r < a->nranks; r++) /* ranks on several hosts: a line crosses the net */
+            if (duet_coll_across(a, 0, r)) {
+                duet_coll_model_link(m, a, 0, r, &alpha, &gbps);
+                break;
+            }
+        double h = 0.5 / (gbps * 1e3);
+        *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h;
         return DUET_OK;
     }
     switch (how) {

@@ -44,6 +44,20 @@
  *
  * tests/unit/test_predict.c checks every form against the simulator from 17 to 1024 ranks
  * (within 20%, 30% for dbtree) and prints the worst error of each.
+ *
+ * Links of two classes (docs/NETWORK.md 2.7): with a host map (duet_coll_args_t.host) and a
+ * net pair in the model, a message between hosts costs the net alpha and beta, one inside a
+ * host the shared-memory pair — in the simulator message by message, in the per-rank model
+ * receive by receive. The closed forms of a flat algorithm over several hosts take the net
+ * pair for every message (the slowest link paces a ring or a tree round); those of the
+ * hierarchical ones add their phases: inside the host at the shm pair, across at the net pair
+ *
+ *   hring, hdbtree allreduce   (P-1 + L-1) h w + alpha        reduce-scatter in the host
+ *                              + ring / dbtree over H hosts of the part w (net)
+ *                              + (L-1) h w + alpha + h w      the part to the host's others
+ *   htree broadcast, reduce    tree over H leaders (net) + tree over L ranks (shm)
+ *
+ * with L the largest host, P the smallest, w the widest of P parts.
  */
 #ifndef DUET_COLL_PREDICT_H
 #define DUET_COLL_PREDICT_H
@@ -58,6 +72,16 @@ typedef enum { DUET_PREDICT_SIMULATED, DUET_PREDICT_PER_RANK, DUET_PREDICT_ANALY
 
 /* "simulated", "per-rank model", "analytic" */
 const char *duet_predict_how_name(duet_predict_how_t how);
+
+/* The model's (alpha, beta) for a message between ranks x and y of call a: the net pair when
+ * they are on different hosts and the model has one. */
+static inline void duet_coll_model_link(const duet_coll_model_t *m, const duet_coll_args_t *a, int x, int y,
+                                        double *alpha_us, double *beta_gbps)
+{
+    int net = m->net_alpha_us > 0 && m->net_beta_gbps > 0 && duet_coll_across(a, x, y);
+    *alpha_us = net ? m->net_alpha_us : m->alpha_us;
+    *beta_gbps = net ? m->net_beta_gbps : m->beta_gbps;
+}
 
 /* The method the tuner uses for this call shape (the same for all its candidates). */
 duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a);

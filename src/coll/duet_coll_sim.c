@@ -642,20 +642,28 @@ static void move_data(sim_t *s, int gid, const duet_step_t *st)
 }
 
 /* ---------------------------------------------------------------- running */
+/* Whether a message between ranks x and y takes the net class of the model. */
+static int crosses(const sim_t *s, int x, int y)
+{
+    return s->m.net_alpha_us > 0 && duet_coll_across(s->a, x, y);
+}
+
 static void start_step(sim_t *s, int r, int gid, double now)
 {
     rank_t *k = &s->rk[r];
     duet_sim_rank_t *rs = &s->stat[r];
     const duet_step_t *st = &s->sc[r].steps[gid - s->gbase[r]];
-    double bytes = (double)st->bytes, dur = st->kind == DUET_STEP_SEND ? bytes * s->m.beta_us_per_byte
-                                                                       : bytes * s->m.gamma_us_per_byte;
+    int net = is_send(st->kind) || is_recv(st->kind) ? crosses(s, r, st->peer) : 0;
+    double bytes = (double)st->bytes;
+    double dur = st->kind == DUET_STEP_SEND ? bytes * (net ? s->m.net_beta_us_per_byte : s->m.beta_us_per_byte)
+                                            : bytes * (net ? s->m.net_gamma_us_per_byte : s->m.gamma_us_per_byte);
     k->busy = 1;
     s->seq[gid] = ++s->seq_next;
     if (s->check && !s->bad[gid]) move_data(s, gid, st);
     switch (st->kind) {
     case DUET_STEP_SEND:
         rs->msgs_sent++, rs->bytes_sent += st->bytes;
-        ev_push(s, now + dur + s->m.alpha_us, EV_ARRIVE, st->peer, gid, r * s->n + st->peer);
+        ev_push(s, now + dur + (net ? s->m.net_alpha_us : s->m.alpha_us), EV_ARRIVE, st->peer, gid, r * s->n + st->peer);
         break;
     case DUET_STEP_RECV:
     case DUET_STEP_RECV_REDUCE:
@@ -688,7 +696,7 @@ static void complete(sim_t *s, int r, int gid, double now)
         size_t L = (size_t)st->peer * (size_t)n + (size_t)r;
         int next = ++s->recvs_done[L];
         if (next < s->roff[L + 1] - s->roff[L]) consider(s, s->rlist[s->roff[L] + next]);
-        ev_push(s, now + s->m.alpha_us, EV_ACK, st->peer, -1, (int)L);
+        ev_push(s, now + (crosses(s, r, st->peer) ? s->m.net_alpha_us : s->m.alpha_us), EV_ACK, st->peer, -1, (int)L);
     }
     int old = k->first;
     while (k->first < sc->nsteps && s->done[s->gbase[r] + k->first]) k->first++;
@@ -926,6 +934,10 @@ static duet_status_t check_shape(const duet_coll_args_t *a, const duet_sim_model
                               a->elem, m->slots);
     if ((a->kind == DUET_COLL_BROADCAST || a->kind == DUET_COLL_REDUCE) && (a->root < 0 || a->root >= a->nranks))
         return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: root %d of %d ranks", a->root, a->nranks);
+    for (int r = 0; a->host && r < a->nranks; r++)
+        if (a->host[r] < 0 || a->host[r] >= a->nhosts)
+            return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: rank %d's host %d is outside [0, %d)", r,
+                                  a->host[r], a->nhosts);
     return DUET_OK;
 }
 

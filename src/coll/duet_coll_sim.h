@@ -30,7 +30,9 @@
  * that may run at that moment, the one earliest in its schedule (the executor's sweep
  * order). The simulation is event-driven (a heap of arrivals, acks and step completions):
  * its cost is O(steps log steps), independent of the model's times. The makespan is the
- * time the last step of any rank completes.
+ * time the last step of any rank completes. With a host map (duet_coll_args_t.host) and a
+ * net alpha in the model, a message between two hosts, its ack and its receive are charged
+ * the net alpha, beta and gamma instead: each message by its link's class.
  *
  * ---- What is checked
  * Before running (always): every step well formed (kind, buffer, peer in [0, n), dep an
@@ -84,6 +86,9 @@ typedef struct {
     double beta_us_per_byte;  /* per byte sent: 1 / bandwidth                      */
     double gamma_us_per_byte; /* per byte copied, reduced or received locally      */
     int slots;                /* messages in flight per link (>= 1)                */
+    /* a message between ranks on different hosts (shape->host), when net_alpha_us > 0: its
+     * alpha (and its ack's), the sender's and the receiver's cost per byte */
+    double net_alpha_us, net_beta_us_per_byte, net_gamma_us_per_byte;
 } duet_sim_model_t;
 
 /* Kinds of problems found, as bits of duet_sim_result_t.errors. */

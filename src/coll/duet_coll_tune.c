@@ -6,7 +6,11 @@
  * error, never a silent fallback. Otherwise every algorithm of the collective is costed
  * under the alpha-beta model of the transport (duet_coll_predict.h: simulated, per-rank or
  * analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
- * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick.
+ * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick. Where the ranks span hosts
+ * (duet_coll_hosts.c), the candidates include the hierarchical algorithms (duet_coll_hier.c),
+ * messages between hosts are priced at the model's net pair, and the log line says so:
+ *   allreduce 1048576 bytes float, 4 ranks on 2 hosts (shm 0.5us 8GB/s, net 20us 0.5GB/s),
+ *   simulated: ring=... hring=... -> hring
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,10 +27,14 @@ const duet_coll_algo_t duet_coll_algos[] = {
     {"rhd", DUET_COLL_ALLREDUCE, duet_coll_rhd_allreduce},
     {"oneshot", DUET_COLL_ALLREDUCE, duet_coll_oneshot_allreduce},
     {"twoshot", DUET_COLL_ALLREDUCE, duet_coll_twoshot_allreduce},
+    {"hring", DUET_COLL_ALLREDUCE, duet_coll_hier_ring_allreduce},
+    {"hdbtree", DUET_COLL_ALLREDUCE, duet_coll_hier_dbtree_allreduce},
     {"chain", DUET_COLL_BROADCAST, duet_coll_chain_broadcast},
     {"tree", DUET_COLL_BROADCAST, duet_coll_tree_broadcast},
+    {"htree", DUET_COLL_BROADCAST, duet_coll_hier_tree_broadcast},
     {"chain", DUET_COLL_REDUCE, duet_coll_chain_reduce},
     {"tree", DUET_COLL_REDUCE, duet_coll_tree_reduce},
+    {"htree", DUET_COLL_REDUCE, duet_coll_hier_tree_reduce},
     {"ring", DUET_COLL_ALLGATHER, duet_coll_ring_allgather},
     {"rd", DUET_COLL_ALLGATHER, duet_coll_rd_allgather},
     {"direct", DUET_COLL_ALLGATHER, duet_coll_direct_allgather},
@@ -79,7 +87,7 @@ struct duet_coll_tune_cache {
         uint64_t key1, key2;
         int algo;           /* index in duet_coll_algos, -1: empty */
         duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
-        char why[512];      /* the TUNE log line: each candidate's predicted time, the choice */
+        char why[768];      /* the TUNE log line: each candidate's predicted time, the choice */
     } e[TUNE_CACHE];
 };
 
@@ -110,6 +118,17 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             return DUET_OK;
         }
     }
+    /* the host map (CPU calls: the GPU executor keeps its one model): hierarchical algorithms
+     * and the net pair of the model apply where the ranks span hosts */
+    duet_coll_args_t ha = *a;
+    if (!a->gpu && !a->host) {
+        const int *host;
+        int nhosts;
+        duet_status_t hst = duet_coll_hosts_get(c, &host, &nhosts);
+        if (hst) return hst;
+        if (nhosts > 1) ha.host = host, ha.nhosts = nhosts;
+    }
+    a = &ha;
     if (!best) {
         duet_coll_model_t model;
         duet_status_t mst = a->gpu ? duet_cuda_coll_model(c, &model) : duet_coll_model_get(c, &model);
@@ -119,11 +138,15 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         duet_predict_t pred; /* every candidate's cost, by one method for all */
         duet_status_t pst = duet_coll_predict_all(a, &model, forced, &pred);
         if (pst) return pst;
-        char line[512];
+        char line[768];
         const char *refused = "";
         duet_status_t refusal = DUET_OK;
-        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks, %s%s:", kname, a->count * a->elem,
-                            duet_dtype_name(dt), a->nranks, a->gpu ? "gpu, " : "", duet_predict_how_name(pred.how));
+        char hosts[160] = ""; /* over hosts: the two link classes' prices */
+        if (a->nhosts > 1)
+            snprintf(hosts, sizeof hosts, " on %d hosts (shm %.3gus %.3gGB/s, net %.3gus %.3gGB/s)", a->nhosts,
+                     model.alpha_us, model.beta_gbps, model.net_alpha_us, model.net_beta_gbps);
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s, %s%s:", kname, a->count * a->elem,
+                            duet_dtype_name(dt), a->nranks, hosts, a->gpu ? "gpu, " : "", duet_predict_how_name(pred.how));
         for (int i = 0; i < pred.n; i++) {
             const duet_predict_entry_t *e = &pred.e[i];
             if (e->status != DUET_OK) {

@@ -27,15 +27,22 @@ void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len);
  * first time it is called on a communicator. */
 duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *model);
 /* The model as this process would have it without measuring, for tools: the settings over
- * the host's tune file over the defaults. `source` (len bytes) says where it came from.
+ * the host's tune files over the defaults (both pairs; `source` speaks of the shm pair). `source` (len bytes) says where it came from.
  * Returns 1 when the tune file was read, 0 when it is absent or unusable (a communicator
  * would measure then). */
 int duet_coll_model_local(duet_coll_model_t *model, char *source, size_t len);
+/* Where duet_coll_model_local's net pair comes from, in words. */
+void duet_coll_model_net_source(char *source, size_t len);
 /* Measures anew (collective), updates the tune file and forgets cached decisions. */
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
 
-/* The host's tune file of a model (`kind` "" for the CPU channels, "gpu" for the GPU
- * executor): read into *m (0 when it holds a usable model, else -1; `path` gets its name),
+/* Which host each rank of c is on, for the collectives (duet_coll_hosts.c): host[r] in
+ * [0, nhosts), valid while c lives. Local: no exchange. */
+duet_status_t duet_coll_hosts_get(duet_comm_t c, const int **host, int *nhosts);
+
+/* The host's tune file of a model (`kind` "" for the CPU channels' shared memory, "net" for
+ * the net transport's pair, "gpu" for the GPU executor): its one (alpha, beta) pair read into
+ * m->alpha_us and m->beta_gbps (0 when it holds a usable pair, else -1; `path` gets its name),
  * or written (a cache only: failures are ignored). */
 int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len);
 void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m);

@@ -8,10 +8,14 @@
 #include "boot/duet_boot.h"
 #include "heap/duet_heap.h"
 
-/* The tuner's cost model of a communicator's channels. */
+/* The tuner's cost model of a communicator's channels: one (alpha, beta) pair per class of
+ * link (docs/NETWORK.md 2.7). The first pair is shared memory (or the GPU executor's, in the
+ * GPU model); the net pair prices a message between ranks on different hosts, and is 0 where
+ * there is no such link (then every message costs the first pair). */
 typedef struct {
     double alpha_us;  /* per message */
     double beta_gbps; /* bytes per ns */
+    double net_alpha_us, net_beta_gbps; /* between hosts; 0: as above */
 } duet_coll_model_t;
 
 struct duet_comm {
@@ -48,6 +52,9 @@ struct duet_comm {
     } lane_hit;
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
+    int *host_of;          /* root communicator: each rank's host (shm-reachable sets, by first rank) */
+    int *coll_host;        /* host of each rank for the collectives (duet_coll_hosts.c), or NULL */
+    int coll_nhosts;       /* 0 until known */
     duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */
     int gpu_model_ready;
     struct duet_cuda_comm *cuda; /* the device handle's state (duet_device_comm_get), or NULL */

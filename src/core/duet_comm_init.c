@@ -74,7 +74,7 @@ static duet_status_t refuse_remote(const rank_info_t *all, int n, int me, duet_n
  * for the failure detector (duet_ft.c; the caller frees it), *shm 1 for each rank whose
  * segment I map (the others go over the net transport; the caller frees it too). */
 static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids,
-                                 unsigned char **shm)
+                                 unsigned char **shm, int **host_of)
 {
     duet_net_mode_t mode = duet_host_net_mode();
     rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid(), .net_mode = (int32_t)mode};
@@ -109,6 +109,16 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
     for (int r = 0; st == DUET_OK && r < n; r++)
         (*shm)[r] = r == me || (mode != DUET_NET_FORCE && (duet_host_reach(&mine.key, &all[r].key) & DUET_HOST_SHM));
     if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, n, &mine.key);
+    /* each rank's host for the collectives (duet_coll_hosts.c): the sets of shm-reachable
+     * ranks, numbered by their first rank, whatever DUET_NET says */
+    if (st == DUET_OK && !(*host_of = malloc(sizeof **host_of * (size_t)n)))
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    for (int r = 0, hosts = 0; st == DUET_OK && r < n; r++) {
+        (*host_of)[r] = -1;
+        for (int q = 0; q < r && (*host_of)[r] < 0; q++)
+            if (duet_host_reach(&all[q].key, &all[r].key) & DUET_HOST_SHM) (*host_of)[r] = (*host_of)[q];
+        if ((*host_of)[r] < 0) (*host_of)[r] = hosts++;
+    }
     if (st == DUET_OK && !(*pids = malloc(sizeof **pids * (size_t)n)))
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
     for (int r = 0; st == DUET_OK && r < n; r++) {
@@ -158,7 +168,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
         unsigned char *shm = NULL;
-        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids, &shm);
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids, &shm, &c->host_of);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag, shm);
         free(shm);
         if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag, device);
@@ -177,6 +187,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         duet_boot_close(&c->boot);
         free(c->heap_pe);
         free(c->pids);
+        free(c->host_of);
         free(c);
         return st;
     }
@@ -309,6 +320,8 @@ static duet_status_t comm_free(duet_comm_t c)
     free(c->heap_pe);
     free(c->pids);
     free(c->agreed_failed);
+    free(c->coll_host);
+    free(c->host_of);
     free(c);
     return st;
 }

@@ -66,11 +66,11 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *out)
         *out = c->gpu_model;
         return DUET_OK;
     }
-    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+    duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     int32_t measure_it = 0;
     char path[512];
     if (c->rank == 0 && duet_coll_tune_file_read("gpu", &m, path, sizeof path) != 0) {
-        m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS};
+        m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
         measure_it = c->size >= 2;
     }
     duet_status_t st = duet_boot_bcast(&c->boot, &measure_it, sizeof measure_it);

@@ -87,9 +87,18 @@ void duet_log_set_rank(int rank);
       "$XDG_CACHE_HOME/duet/tune-<host>.txt, else ~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)") \
     X(TUNE_ALPHA_US, tune_alpha_us, NUM, "0", "Force the model's alpha (us per message); 0: measured")         \
     X(TUNE_BETA_GBPS, tune_beta_gbps, NUM, "0", "Force the model's bandwidth (GB/s); 0: measured")            \
+    X(TUNE_NET_ALPHA_US, tune_net_alpha_us, NUM, "0",                                            \
+      "Force the model's alpha between hosts (us per message, the net transport); 0: measured "  \
+      "where the communicator spans hosts, else the tune file's or 20")                          \
+    X(TUNE_NET_BETA_GBPS, tune_net_beta_gbps, NUM, "0",                                          \
+      "Force the model's bandwidth between hosts (GB/s); 0: measured, the tune file's or 0.5")   \
+    X(COLL_RANKS_PER_HOST, coll_ranks_per_host, INT, "0",                                        \
+      "For tests: the collectives take ranks r*N .. r*N+N-1 as one host (their host map and "    \
+      "cost model only; the transports are unchanged); 0: the real hosts")                      \
     X(ALGO, algo, STR, "",                                                                       \
       "Force collective algorithms: one name for all (ring), or per collective "                \
-      "(allreduce:tree,broadcast:ring); names: ring tree dbtree rd rhd oneshot twoshot ...")    \
+      "(allreduce:tree,broadcast:ring); names: ring tree dbtree rd rhd oneshot twoshot ... and " \
+      "the hierarchical hring hdbtree (allreduce) htree (broadcast, reduce) over hosts")        \
     X(BOOTSTRAP_TIMEOUT, bootstrap_timeout, SECS, "30",                                          \
       "Bound in seconds on every bootstrap wait (connect, rendezvous, out-of-band exchange)")   \
     X(BOOTSTRAP_IFADDR, bootstrap_ifaddr, STR, "",                                               \

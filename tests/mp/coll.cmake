@@ -34,6 +34,19 @@ foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allredu
   duet_coll_test_(${tag} RANKS ${DUET_COLL_RANKS} TIMEOUT 120 ENV DUET_ALGO=${algo})
 endforeach()
 duet_coll_test_(all-ring RANKS 3 4 TIMEOUT 120 ENV DUET_ALGO=ring)
+# The hierarchical algorithms (docs/NETWORK.md 2.7) on one machine: DUET_COLL_RANKS_PER_HOST=2
+# gives the collectives hosts of 2 ranks (4 ranks: 2 + 2; 5 ranks: 2 + 2 + 1, uneven) over shm
+# channels; the tuner's own choice over those hosts; on one host, a forced hierarchical
+# algorithm must be refused on every rank (test_coll expects DUET_ERR_INVALID_ARG there).
+foreach(algo allreduce:hring allreduce:hdbtree broadcast:htree reduce:htree)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_coll_test_(hosts2-${tag} RANKS 4 5 TIMEOUT 120 ENV DUET_COLL_RANKS_PER_HOST=2 DUET_ALGO=${algo})
+  duet_coll_test_(${tag} RANKS 3 TIMEOUT 120 ENV DUET_ALGO=${algo})
+endforeach()
+duet_coll_test_(hosts2-tuned RANKS 4 5 TIMEOUT 120 ENV DUET_COLL_RANKS_PER_HOST=2)
+duet_coll_test_(hosts2-small-chunks RANKS 5 TIMEOUT 60 ENV DUET_COLL_RANKS_PER_HOST=2 DUET_COLL_CHUNK=64
+                DUET_COLL_SLOTS=2 TEST_COLL_BIG=none DUET_WAIT_TIMEOUT=10
+                DUET_ALGO=allreduce:hring,broadcast:htree,reduce:htree)
 # Buffers in the symmetric heap: sends of 4 KiB and more from stable buffers go by reference
 # (the receiver copies out of the sender's heap). The tuner's choice, and every algorithm whose
 # sends can go by reference (broadcast, allgather: from the receive buffer too).

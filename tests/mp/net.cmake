@@ -4,7 +4,8 @@
 # collectives over net channels: test_coll with the tuner's choice and with each algorithm
 # forced (3 ranks: not a power of two), in the heap (nothing may go by reference to a net
 # peer), test_coll_group, test_coll_lane (also forced onto the lane at 4), test_comm (several
-# heaps in turn: each wait progresses every heap's worker), test_stress.
+# heaps in turn: each wait progresses every heap's worker), test_stress; the hierarchical
+# algorithms on faked hosts (DUET_COLL_RANKS_PER_HOST).
 if(NOT DUET_HAVE_UCX)
   return()
 endif()
@@ -34,6 +35,14 @@ foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allredu
   duet_net_force_test_(test_coll.${tag} test_coll 3 ENV DUET_ALGO=${algo})
 endforeach()
 duet_net_force_test_(test_coll.heap test_coll 3 ENV TEST_COLL_HEAP=1)
+# the hierarchical algorithms over the net transport, hosts of 2 ranks faked for the
+# collectives (DUET_COLL_RANKS_PER_HOST): 4 ranks (2 + 2) and 3 (2 + 1, uneven)
+foreach(algo allreduce:hring allreduce:hdbtree broadcast:htree reduce:htree)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_net_force_test_(test_coll.hosts2-${tag} test_coll 4 ENV DUET_ALGO=${algo} DUET_COLL_RANKS_PER_HOST=2)
+endforeach()
+duet_net_force_test_(test_coll.hosts2-hier test_coll 3 ENV DUET_ALGO=allreduce:hring,broadcast:htree,reduce:htree
+                     DUET_COLL_RANKS_PER_HOST=2)
 duet_net_force_test_(test_coll_group test_coll_group 3)
 duet_net_force_test_(test_coll_lane test_coll_lane 3)
 duet_net_force_test_(test_coll_lane.oneshot test_coll_lane 4 ENV DUET_ALGO=allreduce:oneshot)

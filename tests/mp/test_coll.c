@@ -87,9 +87,9 @@ enum { AR, BC, RD, AG, RS, A2A, NCOLL };
 static const char *const coll_name[NCOLL] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
                                               "alltoall"};
 /* The table of src/coll/duet_coll_tune.c, as DUET_ALGO spells it. */
-static const char *const algo_table[NCOLL][8] = {
-    [AR] = {"ring", "tree", "dbtree", "rd", "rhd", "oneshot", "twoshot"},
-    [BC] = {"chain", "tree"}, [RD] = {"chain", "tree"}, [AG] = {"ring", "rd", "direct"},
+static const char *const algo_table[NCOLL][10] = {
+    [AR] = {"ring", "tree", "dbtree", "rd", "rhd", "oneshot", "twoshot", "hring", "hdbtree"},
+    [BC] = {"chain", "tree", "htree"}, [RD] = {"chain", "tree", "htree"}, [AG] = {"ring", "rd", "direct"},
     [RS] = {"ring", "rhd", "direct"}, [A2A] = {"pairwise"}};
 static const char *const op_names[] = {"sum", "prod", "min", "max", "avg", "bits"};
 #define RAW DUET_OP_COUNT /* "op" of the collectives that only move data: random bits */
@@ -383,6 +383,15 @@ static void check_buf(const case_t *c, const buf_t *b, int which, int after)
 
 static int is_pow2(int n) { return (n & (n - 1)) == 0; }
 
+/* The hosts the collectives see: DUET_COLL_RANKS_PER_HOST's blocks (the library's test
+ * setting), else tests/net's hosts of DUET_TEST_RANKS_PER_HOST ranks, else one. */
+static int hosts_of_run(void)
+{
+    const char *fake = getenv("DUET_COLL_RANKS_PER_HOST"), *real = getenv("DUET_TEST_RANKS_PER_HOST");
+    int per = fake && atoi(fake) > 0 ? atoi(fake) : real && atoi(real) > 0 ? atoi(real) : np;
+    return (np + per - 1) / per;
+}
+
 /* The status every rank must get for this case (DUET_OK: the call must work). */
 static duet_status_t expected_status(const case_t *c)
 {
@@ -393,6 +402,7 @@ static duet_status_t expected_status(const case_t *c)
         if (!known) return DUET_ERR_INVALID_ARG;
         if (c->coll == AG && !strcmp(f, "rd") && !is_pow2(np)) return DUET_ERR_INVALID_ARG;
         if (c->coll == RS && !strcmp(f, "rhd") && !is_pow2(np)) return DUET_ERR_INVALID_ARG;
+        if (f[0] == 'h' && hosts_of_run() < 2) return DUET_ERR_INVALID_ARG; /* hierarchical, one host */
     }
     if (c->coll == A2A && c->inplace && np > 1) return DUET_ERR_INVALID_ARG; /* or UNSUPPORTED, unforced */
     return DUET_OK;

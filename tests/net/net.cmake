@@ -63,6 +63,22 @@ if(DUET_HAVE_UCX)
   endforeach()
 endif()
 
+# stage 6 (docs/NETWORK.md 2.7): the hierarchical algorithms across namespace hosts, 2 hosts of 2
+# ranks (the host map from the real host keys: shared memory inside a host, net between):
+# test_coll's allreduce, broadcast and reduce matrices forced to hring / htree (net.coll_hier)
+# and to hdbtree (net.coll_hier.dbtree), every element against a reference
+if(DUET_HAVE_UCX)
+  foreach(variant "coll_hier;allreduce:hring,broadcast:htree,reduce:htree" "coll_hier.dbtree;allreduce:hdbtree")
+    list(GET variant 0 name)
+    list(GET variant 1 algo)
+    add_test(NAME net.${name}
+             COMMAND ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/netns.sh run 2 --
+                     ${DUET_BASH} ${CMAKE_CURRENT_LIST_DIR}/run_across_hosts.sh -r 2 $<TARGET_FILE:test_coll>)
+    set_tests_properties(net.${name} PROPERTIES LABELS net TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "DUET_ALGO=${algo}")
+  endforeach()
+endif()
+
 # stage 7 (docs/NETWORK.md 2.10): failures across hosts, test_ft_detect's scenarios (a rank
 # kills itself while the others run allreduces, wait in a barrier, for a signal, in a group, or
 # put to it; each survivor checks DUET_ERR_PEER_FAILED naming it within 2 s, then a team of the

@@ -2,7 +2,10 @@
 # tools.duet_sim: duet-sim's command line. A million-rank sweep of every allreduce
 # algorithm (each column there, a pick per row, analytic, fast); CSV; --help; where the
 # model comes from (--alpha/--beta, DUET_TUNE_*, the tune file, the defaults); -a ALGO
-# gives the same numbers as the full table; bad input exits 2 with a message.
+# gives the same numbers as the full table; over hosts (--hosts, --host-sizes): the
+# hierarchical columns, the net pair and where it comes from, hring picked for a large allreduce
+# across 4 hosts at the default prices and never on one host, equal prices on both classes giving
+# the one-host numbers; bad input exits 2 with a message.
 #     sh duet_sim.sh <path to duet-sim>
 set -u
 sim=${1:?usage: sh $0 <path to duet-sim>}
@@ -12,7 +15,7 @@ trap 'exit 1' HUP INT TERM
 fail() { echo "FAIL: $*" >&2; [ -s "$tmp/err" ] && sed 's/^/  stderr: /' "$tmp/err" >&2; exit 1; }
 # keep the host's own tune file and settings out of it
 export DUET_TUNE_FILE="$tmp/none.txt"
-unset DUET_TUNE_ALPHA_US DUET_TUNE_BETA_GBPS DUET_COLL_CHUNK DUET_COLL_SLOTS
+unset DUET_TUNE_ALPHA_US DUET_TUNE_BETA_GBPS DUET_TUNE_NET_ALPHA_US DUET_TUNE_NET_BETA_GBPS DUET_COLL_CHUNK DUET_COLL_SLOTS
 
 run() { "$sim" "$@" >"$tmp/out" 2>"$tmp/err"; }
 
@@ -68,6 +71,52 @@ run allgather -n 6 -b 1K -e 1K || fail "allgather -n 6: exit $?"
 grep -q '^# rd: -, cannot run: rd allgather needs a power-of-two rank count, not 6' "$tmp/out" ||
     fail "no reason for rd allgather at 6 ranks"
 
+# over hosts: 16 ranks in blocks of 4
+run allreduce -n 16 --hosts 4 -b 8 -e 16M -f 16 || fail "--hosts 4: exit $?"
+grep -q '^# hosts: 4 (ranks in blocks); between hosts alpha 20 us per message, beta 0.5 GB/s (from the defaults' \
+    "$tmp/out" || fail "--hosts: the header does not give the default net pair: $(grep hosts: "$tmp/out")"
+header=$(grep -E '^ +bytes +count +method' "$tmp/out")
+for a in hring hdbtree; do echo "$header" | grep -qw "$a" || fail "no column for $a over hosts"; done
+last=$(grep -E '^ +8388608 ' "$tmp/out") || fail "no 8 MiB row over hosts"
+[ "$(echo "$last" | awk '{print $NF}')" = hring ] || fail "8 MiB across 4 hosts: not hring: $last"
+# one host: refused, with the reason, and never picked
+run allreduce -n 16 -b 8 -e 16M -f 16 || fail "one host: exit $?"
+grep -q '^# hring: -, cannot run: .*every rank is on one host' "$tmp/out" || fail "hring on one host: no reason"
+grep -E '^ +[0-9]+ ' "$tmp/out" | awk '$NF ~ /^h/ { exit 1 }' || fail "a hierarchical pick on one host"
+# equal prices on both classes: every flat algorithm costs what it costs on one host
+run allreduce -n 12 -b 8 -e 4M -f 8 --alpha 0.5 --beta 8 --csv || fail "one host, csv: exit $?"
+cut -d, -f1-15 "$tmp/out" >"$tmp/flat_one"
+run allreduce -n 12 --hosts 3 -b 8 -e 4M -f 8 --alpha 0.5 --beta 8 --net-alpha 0.5 --net-beta 8 --csv ||
+    fail "--hosts 3, equal prices: exit $?"
+grep -q 'between hosts alpha 0.5 us per message, beta 8 GB/s (from --net-alpha and --net-beta)' "$tmp/err" ||
+    fail "--csv over hosts: no hosts line on stderr: $(cat "$tmp/err")"
+cut -d, -f1-15 "$tmp/out" >"$tmp/flat_hosts"
+cmp -s "$tmp/flat_one" "$tmp/flat_hosts" || fail "equal prices over 3 hosts differ from one host:
+$(diff "$tmp/flat_one" "$tmp/flat_hosts" | head -5)"
+# -a hring: the same numbers as the hring column
+run allreduce -n 16 --hosts 4 -b 8 -e 16M -f 16 --csv || fail "--hosts csv: exit $?"
+col=$(head -1 "$tmp/out" | tr , '\n' | grep -n '^hring_us$' | cut -d: -f1)
+[ -n "$col" ] || fail "no hring_us column: $(head -1 "$tmp/out")"
+cut -d, -f"$col" "$tmp/out" | sed 1d >"$tmp/h_all"
+run allreduce -n 16 --hosts 4 -b 8 -e 16M -f 16 --csv -a hring || fail "-a hring: exit $?"
+cut -d, -f9 "$tmp/out" | sed 1d >"$tmp/h_one"
+cmp -s "$tmp/h_all" "$tmp/h_one" || fail "-a hring differs from the hring column"
+# the net pair from the settings and from the net tune file (DUET_TUNE_FILE + "-net")
+DUET_TUNE_NET_ALPHA_US=7 DUET_TUNE_NET_BETA_GBPS=1.5 run broadcast -n 8 --hosts 2 || fail "DUET_TUNE_NET_*: exit $?"
+grep -q 'between hosts alpha 7 us per message, beta 1.5 GB/s (from DUET_TUNE_NET_ALPHA_US and DUET_TUNE_NET_BETA_GBPS)' \
+    "$tmp/out" || fail "DUET_TUNE_NET_* ignored: $(grep hosts: "$tmp/out")"
+printf 'alpha_us 12 beta_gbps 1.25\n' >"$tmp/tune.txt-net"
+DUET_TUNE_FILE="$tmp/tune.txt" run reduce -n 8 --hosts 2 || fail "net tune file: exit $?"
+grep -q "between hosts alpha 12 us per message, beta 1.25 GB/s (from the tune file $tmp/tune.txt-net)" "$tmp/out" ||
+    fail "net tune file not used: $(grep hosts: "$tmp/out")"
+# uneven hosts, and a million ranks on 2^17 hosts (analytic, fast)
+run allreduce -n 7 --host-sizes 1,2,4 -b 8 -e 1M -f 32 || fail "--host-sizes: exit $?"
+grep -q '^# hosts: 3 (ranks in blocks of --host-sizes)' "$tmp/out" || fail "--host-sizes header"
+t0=$(date +%s)
+run allreduce -n 1048576 --hosts 131072 -b 8 -e 1G -f 4 || fail "a million ranks on hosts: exit $?"
+[ $(($(date +%s) - t0)) -le 5 ] || fail "a million ranks on hosts took more than 5 s"
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ +analytic ' "$tmp/out")" -eq 14 ] || fail "a million ranks on hosts: rows"
+
 run --help || fail "--help: exit $?"
 grep -q '^usage: duet-sim' "$tmp/out" || fail "--help prints no usage"
 
@@ -98,4 +147,11 @@ expect_usage_error allreduce -n 4 --alpha x
 expect_usage_error broadcast -n 4 -r 4
 expect_usage_error allreduce broadcast -n 4
 expect_usage_error allreduce -n 4 --bogus
+expect_usage_error allreduce -n 4 --hosts 5
+expect_usage_error allreduce -n 4 --hosts 0
+expect_usage_error allreduce -n 4 --hosts 2 --host-sizes 2,2
+expect_usage_error allreduce -n 4 --host-sizes 2,1
+expect_usage_error allreduce -n 4 --host-sizes 2,0,2
+expect_usage_error allreduce -n 4 --host-sizes 2,x
+expect_usage_error allreduce -n 4 --hosts 2 --net-alpha 0
 exit 0

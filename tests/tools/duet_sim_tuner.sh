@@ -3,7 +3,9 @@
 # duetrun, DUET_DEBUG_SUBSYS=TUNE) logs, per call shape, each candidate's predicted time
 # and the pick; duet-sim, given the same model (one tune file for both), must print the
 # same method, times (to the log's 0.01 us) and pick for every size, on both sides of the
-# size where the tuner stops simulating.
+# size where the tuner stops simulating; then the same over 2 hosts (DUET_COLL_RANKS_PER_HOST=2,
+# duet-sim --hosts 2), where the tuner picks hierarchical algorithms where the model says so,
+# and never on one host.
 #     sh duet_sim_tuner.sh <duet-sim> <duetrun> <duet-perf>
 set -u
 sim=${1:?usage: sh $0 <duet-sim> <duetrun> <duet-perf>}
@@ -25,10 +27,11 @@ check() { # check <collective> <ranks> <duet-perf size flags...>
         fail "$coll on $n ranks: duet-perf failed: $(tail -3 "$tmp/perf.err")"
     # rank 0's TUNE lines: "<bytes> <method> <algo>=<us> ... <pick>", one per call shape
     grep -E '^[^ ]*:0 \[TUNE\] [a-z]+ [0-9]+ bytes ' "$tmp/perf.err" |
-        sed -E 's/^.*\[TUNE\] [a-z]+ ([0-9]+) bytes [a-z0-9]+, [0-9]+ ranks, ([a-z -]+):(.*) -> ([a-z]+).*$/\1|\2|\3|\4/' |
+        sed -E 's/^.*\[TUNE\] [a-z]+ ([0-9]+) bytes [a-z0-9]+, [0-9]+ ranks( on [0-9]+ hosts \([^)]*\))?, ([a-z -]+):(.*) -> ([a-z]+).*$/\1|\3|\4|\5/' |
         sort -u -t'|' -k1,1n >"$tmp/tuner"
     [ -s "$tmp/tuner" ] || fail "$coll on $n ranks: no TUNE lines in the log"
-    "$sim" "$coll" -n "$n" "$@" --csv >"$tmp/sim.csv" 2>"$tmp/sim.err" || fail "duet-sim $coll -n $n failed"
+    # shellcheck disable=SC2086 # SIMFLAGS: words
+    "$sim" "$coll" -n "$n" ${SIMFLAGS:-} "$@" --csv >"$tmp/sim.csv" 2>"$tmp/sim.err" || fail "duet-sim $coll -n $n failed"
     # the CSV row of the same call: bytes of the call = count x 4 (float)
     awk -F, -v tuner="$tmp/tuner" '
         NR == 1 { for (i = 9; i < NF; i++) { name[i] = $i; sub(/_us$/, "", name[i]) } last = NF - 1; next }
@@ -64,4 +67,19 @@ check allreduce 2 -b 8 -e 4M -f 8
 check allreduce 4 -b 4 -e 64M -f 16
 check broadcast 4 -b 8 -e 4M -f 8
 check allgather 4 -b 8 -e 4M -f 8
+# one host: the hierarchical algorithms are never picked (the choices above are the flat ones)
+grep -q '|h[a-z]*$' "$tmp/tuner" && fail "a hierarchical pick on one host: $(grep '|h[a-z]*$' "$tmp/tuner")"
+
+# over hosts: 2 hosts of 2 ranks for the collectives (DUET_COLL_RANKS_PER_HOST), duet-sim --hosts 2,
+# one net pair for both; the tuner's TUNE lines name the hosts and both pairs, and the
+# hierarchical algorithms are candidates it picks where the model says so
+export DUET_COLL_RANKS_PER_HOST=2 DUET_TUNE_NET_ALPHA_US=20 DUET_TUNE_NET_BETA_GBPS=0.5
+SIMFLAGS="--hosts 2"
+check allreduce 4 -b 8 -e 4M -f 8
+grep -q 'allreduce .* 4 ranks on 2 hosts (shm 0.3us 6GB/s, net 20us 0.5GB/s), ' "$tmp/perf.err" ||
+    fail "the TUNE line over hosts does not give both pairs: $(grep -m1 'TUNE\] allreduce' "$tmp/perf.err")"
+grep -q '^2097152|.*|hring$' "$tmp/tuner" || fail "2 MiB allreduce across 2 hosts: not hring: $(tail -1 "$tmp/tuner")"
+grep -q '^8|.*|hring$' "$tmp/tuner" && fail "8 B allreduce across 2 hosts: hring (the model says rd or oneshot)"
+check broadcast 4 -b 8 -e 4M -f 8
+grep -q '|htree$' "$tmp/tuner" || fail "broadcast across 2 hosts: htree never picked"
 exit 0

@@ -77,9 +77,11 @@ static double total_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a)
     return (double)most * a->nranks;
 }
 
+static int is_hier(const duet_coll_algo_t *al) { return al->name[0] == 'h'; } /* hring hdbtree htree */
+
 static duet_coll_args_t shape(const duet_coll_algo_t *al, int n, size_t bytes, int in_place)
 {
-    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0, 0};
+    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0, 0, NULL, 0};
     return a;
 }
 
@@ -88,7 +90,7 @@ static duet_status_t simulate(const duet_coll_algo_t *al, const duet_coll_args_t
                               double *us)
 {
     double half = 0.5 / (m->beta_gbps * 1e3);
-    duet_sim_model_t sm = {m->alpha_us, half, half, 8};
+    duet_sim_model_t sm = {m->alpha_us, half, half, 8, 0, 0, 0};
     duet_sim_result_t res;
     duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
     if (st == DUET_OK && !res.ok) return DUET_ERR_INTERNAL;
@@ -101,7 +103,7 @@ static void forms_against_simulator(void)
 {
     static const int ranks[] = {17, 33, 64, 100, 256, 1024};
     static const size_t sizes[] = {8, 1024, 65536, 300000, 1 << 20};
-    static const duet_coll_model_t models[] = {{0.155, 3.44}, {1.0, 10.0}};
+    static const duet_coll_model_t models[] = {{0.155, 3.44, 0, 0}, {1.0, 10.0, 0, 0}};
     double worst[64] = {0}, t0 = now_s();
     int points[64] = {0}, skipped = 0;
     for (int k = 0; k < duet_coll_nalgos; k++) {
@@ -158,12 +160,17 @@ static void forms_against_simulator(void)
 /* ---------------------------------------------------------------- 2. one rank, empty calls */
 static void trivial_calls(void)
 {
-    duet_coll_model_t m = {0.5, 8.0};
+    duet_coll_model_t m = {0.5, 8.0, 0, 0};
     double h = 0.5 / 8e3;
     for (int k = 0; k < duet_coll_nalgos; k++) {
         const duet_coll_algo_t *al = &duet_coll_algos[k];
         duet_coll_args_t a = shape(al, 1, 4096, 0);
         double form = -1, sim = -1;
+        if (is_hier(al)) { /* one rank is one host: nothing hierarchical */
+            EXPECT(duet_coll_predict_analytic(al, &a, &m, &form) == DUET_ERR_UNSUPPORTED &&
+                   simulate(al, &a, &m, &sim) == DUET_ERR_UNSUPPORTED, "%s at 1 rank: not refused", al->name);
+            continue;
+        }
         EXPECT(duet_coll_predict_analytic(al, &a, &m, &form) == DUET_OK, "%s: %s", al->name, duet_last_error());
         EXPECT(simulate(al, &a, &m, &sim) == DUET_OK, "%s", al->name);
         EXPECT(fabs(form - sim) < 1e-9 * (1 + sim), "%s %s at 1 rank: form %g, simulator %g", al->name,
@@ -177,7 +184,7 @@ static void trivial_calls(void)
 /* ---------------------------------------------------------------- 3. refusals */
 static void refusals(void)
 {
-    duet_coll_model_t m = {0.5, 8.0};
+    duet_coll_model_t m = {0.5, 8.0, 0, 0};
     for (int k = 0; k < duet_coll_nalgos; k++) {
         const duet_coll_algo_t *al = &duet_coll_algos[k];
         for (int n = 1; n <= 70; n++)
@@ -219,11 +226,11 @@ static void method_and_candidates(void)
     EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_ANALYTIC, "64 ranks, 1 GiB: schedules too big to build");
     EXPECT(strcmp(duet_predict_how_name(DUET_PREDICT_PER_RANK), "per-rank model") == 0, "name");
 
-    duet_coll_model_t m = {0.155, 3.44};
+    duet_coll_model_t m = {0.155, 3.44, 0, 0};
     static const int ranks[] = {4, 100, 5000, 1 << 20};
     for (int kind = 0; kind < DUET_COLL_SEND; kind++)
         for (size_t ni = 0; ni < 4; ni++) {
-            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0, 0};
+            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0, 0, NULL, 0};
             duet_predict_t p;
             EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_OK, "%s", duet_last_error());
             EXPECT(p.how == duet_coll_predict_how(&c), "method");
@@ -244,10 +251,10 @@ static void method_and_candidates(void)
             EXPECT(duet_coll_predict_all(&c, &m, "nosuch", &one) == DUET_OK && one.n == 0 && one.best == -1,
                    "only an unknown name");
         }
-    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0};
+    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0, NULL, 0};
     duet_predict_t p;
     EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_ERR_INVALID_ARG, "send has no candidates");
-    duet_coll_model_t bad = {0, 3.0};
+    duet_coll_model_t bad = {0, 3.0, 0, 0};
     c.kind = DUET_COLL_ALLREDUCE;
     EXPECT(duet_coll_predict_all(&c, &bad, NULL, &p) == DUET_ERR_INVALID_ARG, "alpha 0");
 }
@@ -255,7 +262,7 @@ static void method_and_candidates(void)
 /* ---------------------------------------------------------------- 5. picks */
 static void picks_agree(void)
 {
-    duet_coll_model_t m = {0.155, 3.44};
+    duet_coll_model_t m = {0.155, 3.44, 0, 0};
     static const int ranks[] = {64, 256};
     static const size_t sizes[] = {8, 1024, 65536, 1 << 20};
     int compared = 0;
@@ -289,17 +296,18 @@ static void picks_agree(void)
 /* ---------------------------------------------------------------- 6. millions of ranks */
 static void scale(void)
 {
-    duet_coll_model_t m = {0.155, 3.44};
+    duet_coll_model_t m = {0.155, 3.44, 0, 0};
     double t0 = now_s();
     int forms = 0;
     for (int k = 0; k < duet_coll_nalgos; k++) {
         const duet_coll_algo_t *al = &duet_coll_algos[k];
         double last = 0;
+        if (is_hier(al)) continue; /* on hosts: below */
         for (size_t bytes = 8; bytes <= (size_t)1 << 30; bytes *= 4) {
             int n = 1 << 24;
             int block = al->kind == DUET_COLL_ALLGATHER || al->kind == DUET_COLL_REDUCE_SCATTER ||
                         al->kind == DUET_COLL_ALLTOALL;
-            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0, 0};
+            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0, 0, NULL, 0};
             double us = -1;
             duet_status_t st = duet_coll_predict_analytic(al, &a, &m, &us);
             EXPECT(st == DUET_OK, "%s %s at 2^24 ranks: %s", al->name, duet_coll_kind_name(al->kind), duet_last_error());
@@ -314,6 +322,89 @@ static void scale(void)
     EXPECT(took < 0.5, "%.3f s for %d forms", took, forms);
 }
 
+/* ---------------------------------------------------------------- 7. over hosts */
+/* shm pair, then net pair: the defaults (0.5 us, 8 GB/s; 20 us, 0.5 GB/s) and a faster net */
+static const duet_coll_model_t host_models[] = {{0.5, 8.0, 20.0, 0.5}, {0.155, 3.44, 5.0, 2.0}};
+
+/* Host map of `nh` hosts of the given sizes, ranks in blocks; returns the rank count. */
+static int block_hosts(int *host, const int *sizes, int nh)
+{
+    int n = 0;
+    for (int g = 0; g < nh; g++)
+        for (int i = 0; i < sizes[g]; i++) host[n++] = g;
+    return n;
+}
+
+/* The simulator's time with the model's two link classes. */
+static duet_status_t simulate_hosts(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
+                                    double *us)
+{
+    double half = 0.5 / (m->beta_gbps * 1e3), net_half = 0.5 / (m->net_beta_gbps * 1e3);
+    duet_sim_model_t sm = {m->alpha_us, half, half, 8, m->net_alpha_us, net_half, net_half};
+    duet_sim_result_t res;
+    duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
+    if (st == DUET_OK && !res.ok) return DUET_ERR_INTERNAL;
+    *us = res.time_us;
+    return st;
+}
+
+/* The hierarchical closed forms against the simulator (within HIER_TOL); the flat forms over
+ * hosts (every message at the net pair) are printed, not bounded: they are the pace of the
+ * slowest link, an estimate. Then the tuner's choice: on one host (no host map) the
+ * hierarchical algorithms are never candidates, so every pick is the flat one it was; over
+ * hosts, the simulator's cheapest wins, and it is hierarchical for large allreduces, where
+ * the flat ring sends 2(n-1)/n of the buffer over its net links against 2(H-1)/(H P). */
+#define HIER_TOL 0.35
+static void over_hosts(void)
+{
+    static const int layouts[][9] = {/* host count, then each host's ranks */
+                                     {2, 2, 2}, {2, 4, 4}, {4, 2, 2, 2, 2}, {4, 4, 4, 4, 4}, {2, 8, 8},
+                                     {8, 2, 2, 2, 2, 2, 2, 2, 2}, {2, 3, 5}, {3, 1, 3, 4}};
+    static const size_t sizes[] = {8, 1024, 65536, 1 << 20, 8 << 20};
+    double worst[64] = {0};
+    int points[64] = {0}, host[64];
+    for (size_t li = 0; li < DUET_ARRAY_LEN(layouts); li++) {
+        int n = block_hosts(host, &layouts[li][1], layouts[li][0]);
+        for (size_t mi = 0; mi < DUET_ARRAY_LEN(host_models); mi++)
+            for (size_t si = 0; si < DUET_ARRAY_LEN(sizes); si++)
+                for (int k = 0; k < duet_coll_nalgos; k++) {
+                    const duet_coll_algo_t *al = &duet_coll_algos[k];
+                    if (al->kind != DUET_COLL_ALLREDUCE && al->kind != DUET_COLL_BROADCAST &&
+                        al->kind != DUET_COLL_REDUCE)
+                        continue;
+                    duet_coll_args_t a = shape(al, n, sizes[si], 0);
+                    a.host = host;
+                    a.nhosts = layouts[li][0];
+                    if (total_steps(al, &a) > MAX_SIM_STEPS) continue;
+                    double sim = 0, form = 0;
+                    duet_status_t s1 = simulate_hosts(al, &a, &host_models[mi], &sim);
+                    duet_status_t s2 = duet_coll_predict_analytic(al, &a, &host_models[mi], &form);
+                    EXPECT(s1 == DUET_OK && s2 == DUET_OK, "%s %s over hosts, %d ranks: %s / %s: %s", al->name,
+                           duet_coll_kind_name(al->kind), n, duet_status_str(s1), duet_status_str(s2),
+                           duet_last_error());
+                    if (s1 || s2) continue;
+                    double err = (form - sim) / sim;
+                    points[k]++;
+                    if (fabs(err) > fabs(worst[k])) worst[k] = err;
+                    if (g_verbose)
+                        printf("  %-8s %-10s n=%-3d hosts=%d %8zu B model %zu sim %12.3f form %12.3f %+6.1f%%\n",
+                               al->name, duet_coll_kind_name(al->kind), n, layouts[li][0], sizes[si], mi, sim, form,
+                               100 * err);
+                    if (is_hier(al))
+                        EXPECT(fabs(err) <= HIER_TOL, "%s %s, %d ranks on %d hosts, %zu bytes, model %zu: simulated "
+                               "%.3f us, closed form %.3f us (%+.1f%%, tolerance %.0f%%)", al->name,
+                               duet_coll_kind_name(al->kind), n, layouts[li][0], sizes[si], mi, sim, form, 100 * err,
+                               100 * HIER_TOL);
+                }
+    }
+    printf("over hosts, closed forms against the simulator (hierarchical within %.0f%%; flat: the net pace):\n",
+           100 * HIER_TOL);
+    for (int k = 0; k < duet_coll_nalgos; k++)
+        if (points[k])
+            printf("  %-8s %-14s %7d %+9.1f%%\n", duet_coll_algos[k].name,
+                   duet_coll_kind_name(duet_coll_algos[k].kind), points[k], 100 * worst[k]);
+}
+
 int main(int argc, char **argv)
 {
     g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -323,6 +414,7 @@ int main(int argc, char **argv)
     scale();
     picks_agree();
     forms_against_simulator();
+    over_hosts();
     if (g_failed) fprintf(stderr, "test_predict: %d failures\n", g_failed);
     else printf("test_predict: all passed\n");
     return g_failed ? 1 : 0;

@@ -58,9 +58,16 @@ static double now_s(void)
 
 static int pow2(int n) { return (n & (n - 1)) == 0; }
 
-/* The calls an algorithm must refuse. */
-static int expected_na(const duet_coll_algo_t *al, int n, int in_place)
+static int is_hier(const duet_coll_algo_t *al) { return al->name[0] == 'h'; } /* hring hdbtree htree */
+
+/* The calls an algorithm must refuse (hier: the host map, NULL for one host). */
+static int expected_na(const duet_coll_algo_t *al, int n, int in_place, const int *host)
 {
+    if (is_hier(al)) { /* one host: nothing hierarchical to do */
+        int hosts = 0;
+        for (int r = 0; host && r < n; r++) hosts |= host[r] != host[0];
+        return !hosts;
+    }
     if (al->kind == DUET_COLL_ALLGATHER && strcmp(al->name, "rd") == 0) return !pow2(n);
     if (al->kind == DUET_COLL_REDUCE_SCATTER && strcmp(al->name, "rhd") == 0) return !pow2(n);
     if (al->kind == DUET_COLL_ALLTOALL) return in_place && n > 1;
@@ -88,11 +95,12 @@ static const char *err_names(unsigned e, char *b, size_t cap)
     return b;
 }
 
-static void run_case(int ai, int n, size_t count, size_t elem, size_t chunk, int in_place, int root, int slots)
+static void run_case_on(int ai, int n, size_t count, size_t elem, size_t chunk, int in_place, int root, int slots,
+                        const int *host, int nhosts)
 {
     const duet_coll_algo_t *al = &duet_coll_algos[ai];
     algo_stats_t *st = &g_stats[ai];
-    duet_coll_args_t a = {al->kind, 0, n, root, count, elem, chunk, in_place, 0};
+    duet_coll_args_t a = {al->kind, 0, n, root, count, elem, chunk, in_place, 0, host, nhosts};
     duet_sim_model_t m;
     duet_sim_model_default(&m);
     m.slots = slots;
@@ -101,10 +109,13 @@ static void run_case(int ai, int n, size_t count, size_t elem, size_t chunk, int
     duet_status_t s = duet_coll_simulate(al, &a, 1, &m, &res, NULL);
     st->sim_s += now_s() - t0;
     st->cases++;
-    int want_na = expected_na(al, n, in_place);
-    char what[160];
-    snprintf(what, sizeof what, "%s %s n=%d count=%zu elem=%zu chunk=%zu %s root=%d slots=%d", al->name,
-             duet_coll_kind_name(al->kind), n, count, elem, chunk, in_place ? "in-place" : "out-of-place", root, slots);
+    int want_na = expected_na(al, n, in_place, host);
+    char what[240], hosts[80] = "";
+    for (int r = 0, used = 0; host && r < n && used < (int)sizeof hosts - 4; r++)
+        used += snprintf(hosts + used, sizeof hosts - (size_t)used, "%s%d", r ? "," : " hosts=", host[r]);
+    snprintf(what, sizeof what, "%s %s n=%d count=%zu elem=%zu chunk=%zu %s root=%d slots=%d%s", al->name,
+             duet_coll_kind_name(al->kind), n, count, elem, chunk, in_place ? "in-place" : "out-of-place", root, slots,
+             hosts);
     if (s == DUET_ERR_UNSUPPORTED) {
         st->na++;
         EXPECT(want_na, "%s: unexpectedly not applicable: %s", what, duet_last_error());
@@ -126,6 +137,11 @@ static void run_case(int ai, int n, size_t count, size_t elem, size_t chunk, int
         fprintf(stderr, "FAIL %s [%s] (%d problems):\n  %s\n", what, err_names(res.errors, names, sizeof names),
                 res.nerrors, res.error);
     }
+}
+
+static void run_case(int ai, int n, size_t count, size_t elem, size_t chunk, int in_place, int root, int slots)
+{
+    run_case_on(ai, n, count, elem, chunk, in_place, root, slots, NULL, 0);
 }
 
 /* Steps of the whole call, estimated from rank 0's schedule: the matrix skips the calls
@@ -173,13 +189,71 @@ static void matrix(void)
                             int rdup = 0;
                             for (int rj = 0; rj < ri; rj++) rdup |= roots[rj] == roots[ri];
                             if (rdup) continue;
-                            duet_coll_args_t a = {al->kind, 0, n, roots[ri], counts[ci], elem, chunk, ip, 0};
+                            duet_coll_args_t a = {al->kind, 0, n, roots[ri], counts[ci], elem, chunk, ip, 0, NULL, 0};
                             if (estimate_steps(al, &a) > MAX_STEPS) {
                                 g_stats[ai].skipped += 2;
                                 continue;
                             }
                             for (int slots = 2; slots <= 4; slots += 2)
                                 run_case(ai, n, counts[ci], elem, chunk, ip, roots[ri], slots);
+                        }
+                }
+            }
+        }
+    }
+}
+
+/* The hierarchical algorithms over host maps: even hosts, uneven ones (the smallest host
+ * decides the parts, larger hosts' extra ranks only send and receive inside), hosts whose
+ * ranks interleave, sparse host ids, one host (refused), rank counts that are not powers of
+ * two; every count shape of the flat matrix, element sizes 1 and 8 (2 and 4 at 4 ranks),
+ * in place and not, roots 0, 1 and n-1, 2 and 4 slots. */
+static void hier_matrix(void)
+{
+    static const struct {
+        int n, nhosts;
+        int host[16];
+    } maps[] = {
+        {2, 2, {0, 1}},                                          /* one rank per host */
+        {4, 2, {0, 0, 1, 1}},                                    /* 2 x 2 */
+        {6, 3, {0, 0, 1, 1, 2, 2}},                              /* 3 x 2 */
+        {6, 2, {0, 0, 0, 1, 1, 1}},                              /* 2 x 3 */
+        {3, 2, {0, 1, 1}},                                       /* 1 + 2 */
+        {4, 2, {0, 0, 0, 1}},                                    /* 3 + 1 */
+        {6, 3, {0, 0, 1, 1, 1, 2}},                              /* 2 + 3 + 1 */
+        {7, 3, {0, 1, 1, 2, 2, 2, 2}},                           /* 1 + 2 + 4 */
+        {5, 2, {0, 1, 0, 1, 0}},                                 /* interleaved, 3 + 2 */
+        {4, 9, {7, 7, 2, 2}},                                    /* sparse ids: 2 x 2 */
+        {3, 1, {0, 0, 0}},                                       /* one host: refused */
+        {15, 5, {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4}}, /* 5 x 3 */
+        {16, 4, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}},
+    };
+    for (int ai = 0; ai < duet_coll_nalgos; ai++) {
+        const duet_coll_algo_t *al = &duet_coll_algos[ai];
+        if (!is_hier(al)) continue;
+        int rooted = al->kind == DUET_COLL_BROADCAST || al->kind == DUET_COLL_REDUCE;
+        for (size_t mi = 0; mi < DUET_ARRAY_LEN(maps); mi++) {
+            int n = maps[mi].n, big = n >= 12;
+            int roots[3] = {0, 1 % n, n - 1}, nroots = rooted ? 3 : 1;
+            for (size_t elem = 1; elem <= 8; elem *= 2) {
+                if ((elem == 2 || elem == 4) && n != 4) continue;
+                size_t per_chunk = 64 / elem;
+                /* one message per peer; chunk columns of the whole buffer and of each part */
+                size_t counts[9] = {0, 1, 2, 7, (size_t)n - 1, (size_t)n, (size_t)n + 1, 3 * per_chunk + 5,
+                                    3 * per_chunk * (size_t)n + 5};
+                for (int ci = 0; ci < 9; ci++) {
+                    int dup = 0;
+                    for (int cj = 0; cj < ci; cj++) dup |= counts[cj] == counts[ci];
+                    if ((ci > 0 && dup) || (big && ci < 7 && elem != 8)) continue;
+                    size_t chunk = ci >= 7 ? 64 : 128 * 1024;
+                    for (int ip = 0; ip < 2; ip++)
+                        for (int ri = 0; ri < nroots; ri++) {
+                            int rdup = 0;
+                            for (int rj = 0; rj < ri; rj++) rdup |= roots[rj] == roots[ri];
+                            if (rdup) continue;
+                            for (int slots = 2; slots <= 4; slots += 2)
+                                run_case_on(ai, n, counts[ci], elem, chunk, ip, roots[ri], slots, maps[mi].host,
+                                            maps[mi].nhosts);
                         }
                 }
             }
@@ -219,7 +293,7 @@ static void print_matrix_summary(void)
 static double sim_time(const char *name, duet_coll_kind_t kind, int n, size_t bytes, const duet_sim_model_t *m)
 {
     const duet_coll_algo_t *al = duet_sim_find_algo(kind, name);
-    duet_coll_args_t a = {kind, 0, n, 0, bytes / 8, 8, 128 * 1024, 0, 0};
+    duet_coll_args_t a = {kind, 0, n, 0, bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0};
     duet_sim_result_t res;
     int ok = al && duet_coll_simulate(al, &a, 0, m, &res, NULL) == DUET_OK && res.ok && res.time_us > 0;
     EXPECT(ok, "timing %s %s n=%d %zu B did not simulate cleanly: %s", name, duet_coll_kind_name(kind), n, bytes,
@@ -229,13 +303,13 @@ static double sim_time(const char *name, duet_coll_kind_t kind, int n, size_t by
 
 static void clock_model(void)
 {
-    duet_sim_model_t m = {1.0, 1e-4, 1e-5, 4}; /* alpha 1 us, 10 GB/s, 100 GB/s locally */
+    duet_sim_model_t m = {1.0, 1e-4, 1e-5, 4, 0, 0, 0}; /* alpha 1 us, 10 GB/s, 100 GB/s locally */
 
     /* exact: one 1000-byte message: injected 0..0.1, arrives 1.1, copied out by 1.11; with
      * one slot a second message waits for the ack (1.11 + 1), then the same again */
     {
-        duet_sim_model_t m1 = {1.0, 1e-4, 1e-5, 1};
-        duet_coll_args_t a = {DUET_COLL_BROADCAST, 0, 2, 0, 1000, 1, 1000, 1, 0};
+        duet_sim_model_t m1 = {1.0, 1e-4, 1e-5, 1, 0, 0, 0};
+        duet_coll_args_t a = {DUET_COLL_BROADCAST, 0, 2, 0, 1000, 1, 1000, 1, 0, NULL, 0};
         duet_sched_t sc[2];
         duet_sim_result_t res;
         duet_sim_rank_t rk[2];
@@ -298,7 +372,7 @@ static void clock_model(void)
     printf("\n256 ranks, timing only:\n");
     for (size_t i = 0; i < DUET_ARRAY_LEN(big); i++) {
         const duet_coll_algo_t *al = duet_sim_find_algo(big[i].kind, big[i].name);
-        duet_coll_args_t a = {big[i].kind, 0, 256, 0, big[i].bytes / 8, 8, 128 * 1024, 0, 0};
+        duet_coll_args_t a = {big[i].kind, 0, 256, 0, big[i].bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0};
         duet_sim_result_t res;
         double t0 = now_s();
         duet_status_t s = duet_coll_simulate(al, &a, 0, &m, &res, NULL);
@@ -321,7 +395,7 @@ typedef struct {
 static void hand_init(hand_t *h, duet_coll_kind_t kind, int n, size_t count, size_t elem, int in_place)
 {
     h->n = n;
-    h->a = (duet_coll_args_t){kind, 0, n, 0, count, elem, 1024, in_place, 0};
+    h->a = (duet_coll_args_t){kind, 0, n, 0, count, elem, 1024, in_place, 0, NULL, 0};
     for (int r = 0; r < n; r++) duet_sched_init(&h->sc[r], r, n, elem);
 }
 
@@ -483,7 +557,7 @@ static void broken(void)
     for (int variant = 0; variant < 3; variant++) {
         const duet_coll_algo_t *ring = duet_sim_find_algo(DUET_COLL_ALLREDUCE, "ring");
         duet_sched_t sc[4];
-        duet_coll_args_t a4 = {DUET_COLL_ALLREDUCE, 0, 4, 0, 4 * 24 + 5, 8, 64, 1, 0};
+        duet_coll_args_t a4 = {DUET_COLL_ALLREDUCE, 0, 4, 0, 4 * 24 + 5, 8, 64, 1, 0, NULL, 0};
         for (int r = 0; r < 4; r++) {
             a4.rank = r;
             duet_sched_init(&sc[r], r, 4, 8);
@@ -505,7 +579,7 @@ static void broken(void)
     /* the API refuses what it cannot simulate */
     duet_sim_model_t m;
     duet_sim_model_default(&m);
-    duet_coll_args_t a = {DUET_COLL_SEND, 0, 2, 1, 4, 8, 1024, 0, 0};
+    duet_coll_args_t a = {DUET_COLL_SEND, 0, 2, 1, 4, 8, 1024, 0, 0, NULL, 0};
     EXPECT(duet_coll_simulate(&duet_coll_algos[0], &a, 1, &m, &res, NULL) == DUET_ERR_INVALID_ARG, "p2p simulated");
     a.kind = DUET_COLL_BROADCAST;
     EXPECT(duet_coll_simulate(&duet_coll_algos[0], &a, 1, &m, &res, NULL) == DUET_ERR_INVALID_ARG,
@@ -523,6 +597,7 @@ int main(int argc, char **argv)
     clock_model();
     double t2 = now_s();
     matrix();
+    hier_matrix();
     double t3 = now_s();
     long_calls();
     double t4 = now_s();

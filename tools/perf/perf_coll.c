@@ -339,7 +339,7 @@ static duet_coll_args_t call_args(const perf_t *p, int rank)
     size_t es = duet_datatype_size(p->dtype);
     if (ci->reduces && (p->dtype == DUET_FLOAT16 || p->dtype == DUET_BFLOAT16)) es = sizeof(float);
     duet_coll_args_t a = {(duet_coll_kind_t)ci->kind, rank, p->nranks, ci->rooted ? p->root : 0,
-                          p->count, es, p->comm->chan->chunk, 0, 0};
+                          p->count, es, p->comm->chan->chunk, 0, 0, NULL, 0};
     return a;
 }
 
