@@ -103,6 +103,8 @@ struct duet_cuda_proxy {
     duet_status_t *cmd_err;       /* per pe: first failure among the chunks of the command */
     uint8_t *failed;              /* per pe: declared failed (dead, or its endpoint broke) */
     duet_status_t sticky;         /* first failure since the last QUIET */
+    _Atomic uint64_t settled;     /* every ticket below it is complete at its target */
+    cudaStream_t qstream;         /* the host quiet's reads of the ticket counter */
 };
 
 static int slot_of(const duet_cuda_proxy_t *px, uint64_t t)
@@ -451,6 +453,7 @@ static void *proxy_main(void *arg)
             moved = 1;
         }
         int out = outstanding(px);
+        if (!out) atomic_store_explicit(&px->settled, px->next, memory_order_release);
         if (moved || out != was_outstanding) {
             waiting = 0;
             was_outstanding = out;
@@ -475,6 +478,7 @@ static void proxy_free(duet_cuda_proxy_t *px)
 {
     if (!px) return;
     if (px->stream) cudaStreamDestroy(px->stream);
+    if (px->qstream) cudaStreamDestroy(px->qstream);
     if (px->ring) cudaFreeHost(px->ring);
     if (px->stage) cudaFreeHost(px->stage);
     if (px->rstage) cudaFreeHost(px->rstage);
@@ -516,6 +520,7 @@ static duet_status_t proxy_make(duet_comm_t root, duet_cuda_proxy_t *px)
     cudaError_t err;
     if ((err = cudaSetDevice(g->device)) != cudaSuccess ||
         (err = cudaStreamCreateWithFlags(&px->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (err = cudaStreamCreateWithFlags(&px->qstream, cudaStreamNonBlocking)) != cudaSuccess ||
         (err = cudaHostAlloc(&ring, sizeof(duet_proxy_ring_t), cudaHostAllocMapped | cudaHostAllocPortable)) !=
             cudaSuccess ||
         (px->ring = ring, (err = cudaHostGetDevicePointer(&dev, ring, 0)) != cudaSuccess) ||
@@ -593,4 +598,24 @@ void duet_cuda_proxy_handle(const duet_cuda_heap_t *g, duet_device_comm_t *out)
     out->remote = g->remote_dev;
     out->proxy_ring = g->proxy->ring_dev;
     out->proxy_head = g->proxy->head_dev;
+}
+
+duet_status_t duet_cuda_proxy_quiet(duet_comm_t c)
+{
+    duet_cuda_proxy_t *px = c->heap->gpu->proxy;
+    unsigned long long head = 0;
+    cudaError_t err = cudaSetDevice(px->g->device);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(&head, px->head_dev, sizeof head, cudaMemcpyDeviceToHost, px->qstream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(px->qstream);
+    if (err != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "duet_quiet: rank %d cannot read its GPU proxy's ticket counter", c->rank);
+    if (atomic_load_explicit(&px->settled, memory_order_acquire) >= head) return DUET_OK;
+    duet_waiter_t w;
+    duet_waiter_init(&w, &c->wait_ctx, "%s (%llu device operations posted)", "duet_quiet: the GPU proxy's remote "
+                     "device operations", head, 0, -1);
+    while (atomic_load_explicit(&px->settled, memory_order_acquire) < head) {
+        duet_status_t st = duet_waiter_turn(&w);
+        if (st) return st;
+    }
+    return DUET_OK;
 }
