@@ -41,6 +41,21 @@
  *     kernel waiting for a signal that never comes can be stopped. They return int (a
  *     duet_status_t value).
  *
+ * Remote pes (another host, or every other pe with DUET_CUDA_PEERS=proxy): their GPU memory is
+ * not mapped here, so every call toward one goes through the host proxy (docs/NETWORK.md 2.9):
+ * the calling thread (one thread of a _warp / _block group, after a group sync) writes a
+ * 64-byte command into a ring in mapped host memory and the process's proxy thread carries it
+ * through the host heap's endpoints to the target's proxy, which applies it to its GPU part.
+ * The semantics above hold (fence by construction: per pe, commands are applied in issue
+ * order; a put_signal's signal after its data), but the costs differ: a blocking put waits
+ * until the proxy staged the source, a blocking get / g / fetching atomic waits for the round
+ * trip (tens of microseconds: not yet measured), nbi forms, p, signal_op and non-fetching
+ * atomics only post. duet_dev_quiet (and the barriers, which start with one) waits until every
+ * command posted before it is applied at its target, and returns DUET_OK or the first failure
+ * since the last quiet (a dead target: DUET_ERR_PEER_FAILED; abort; timeout); the host's
+ * duet_quiet and barriers also complete them. Fetching calls that fail return 0. duet_dev_ptr
+ * returns NULL for a remote pe. A pe whose memory is mapped costs one test of h.remote more.
+ *
  * Memory model. Remote memory is plain global memory mapped into this process (the peer's
  * CUDA VMM allocation, or its cudaIpc mapping), so every operation is a load, store or atomic of this GPU at
  * system scope (.sys: the peer may be another process under MPS, or another GPU over P2P).
@@ -864,7 +879,10 @@ static __device__ __forceinline__ void duet_dev_atomic_set(const duet_device_com
  * targets, and to anyone who synchronizes with this thread afterwards (__threadfence_system,
  * i.e. fence.sc.sys). _warp / _block: every thread of the group fences, then the group syncs,
  * so the group's earlier operations (nbi ones included) are complete on return, for every
- * thread of the group.
+ * thread of the group. With remote pes in the handle, quiet also waits for the proxy (every
+ * command posted before it, by any thread of the process, applied at its target) and returns
+ * its status on every thread of the group: DUET_OK, the first failure of a proxied operation
+ * since the last quiet, or the abort status. Without remote pes it returns DUET_OK.
  * ------------------------------------------------------------------------------------ */
 static __device__ __forceinline__ void duet_dev_fence(const duet_device_comm_t &h)
 {
