@@ -53,6 +53,11 @@ typedef struct duet_device_comm {
                             * world pe; NULL where not mapped: another host). With stride != 0,
                             * peer_heap[p] == heap + (p - my_heap_pe) * stride; with stride == 0
                             * (the cudaIpc fallback, no VMM) it is the only way to a peer      */
+    const uint8_t *remote;  /* NULL when every pe is reached by load/store; else by world pe:
+                            * 1 for a pe reached through the host proxy (docs/NETWORK.md 2.9:
+                            * another host, or any other pe with DUET_CUDA_PEERS=proxy)       */
+    struct duet_proxy_ring *proxy_ring; /* the proxy's command ring (mapped host memory)     */
+    unsigned long long *proxy_head;     /* its ticket counter (device memory)               */
 } duet_device_comm_t;
 
 /* 1 when this build has the CUDA backend and this process has a GPU to use (and

@@ -41,6 +41,21 @@
  *     kernel waiting for a signal that never comes can be stopped. They return int (a
  *     duet_status_t value).
  *
+ * Remote pes (another host, or every other pe with DUET_CUDA_PEERS=proxy): their GPU memory is
+ * not mapped here, so every call toward one goes through the host proxy (docs/NETWORK.md 2.9):
+ * the calling thread (one thread of a _warp / _block group, after a group sync) writes a
+ * 64-byte command into a ring in mapped host memory and the process's proxy thread carries it
+ * through the host heap's endpoints to the target's proxy, which applies it to its GPU part.
+ * The semantics above hold (fence by construction: per pe, commands are applied in issue
+ * order; a put_signal's signal after its data), but the costs differ: a blocking put waits
+ * until the proxy staged the source, a blocking get / g / fetching atomic waits for the round
+ * trip (tens of microseconds: not yet measured), nbi forms, p, signal_op and non-fetching
+ * atomics only post. duet_dev_quiet (and the barriers, which start with one) waits until every
+ * command posted before it is applied at its target, and returns DUET_OK or the first failure
+ * since the last quiet (a dead target: DUET_ERR_PEER_FAILED; abort; timeout); the host's
+ * duet_quiet and barriers also complete them. Fetching calls that fail return 0. duet_dev_ptr
+ * returns NULL for a remote pe. A pe whose memory is mapped costs one test of h.remote more.
+ *
  * Memory model. Remote memory is plain global memory mapped into this process (the peer's
  * CUDA VMM allocation, or its cudaIpc mapping), so every operation is a load, store or atomic of this GPU at
  * system scope (.sys: the peer may be another process under MPS, or another GPU over P2P).
@@ -68,6 +83,7 @@
 #include <string.h>
 #include <type_traits>
 #include "duet/duet_cuda.h"
+#include "duet/duet_proxy_ring.h"
 
 #ifndef __CUDACC__
 #error "duet_device.cuh is CUDA C++: compile it with nvcc"
@@ -271,6 +287,142 @@ static __device__ __forceinline__ void signal_release(uint64_t *remote, uint64_t
     else st_release_u64(remote, value);
 }
 
+/* ---- the proxy path (remote pes: docs/NETWORK.md 2.9, the ring: duet_proxy_ring.h) */
+
+/* pe's world (heap) pe number. */
+static __device__ __forceinline__ int world_pe_(const duet_device_comm_t &h, int pe) { return __ldg(h.heap_pe + pe); }
+
+/* 1 when pe is reached through the host proxy. One test of a kernel parameter when no pe is
+ * remote (h.remote == NULL), so the load/store paths keep their cost. */
+static __device__ __forceinline__ bool remote_(const duet_device_comm_t &h, int pe)
+{
+    return h.remote != nullptr && __ldg(h.remote + world_pe_(h, pe)) != 0;
+}
+
+/* pe's copy of my symmetric obj, for a pe whose part is mapped here (no remote check). */
+template <typename T> static __device__ __forceinline__ T *mapped_ptr_(const duet_device_comm_t &h, T *obj, int pe)
+{
+    int w = world_pe_(h, pe);
+    ptrdiff_t dist = h.stride ? (ptrdiff_t)(w - h.my_heap_pe) * (ptrdiff_t)h.stride : h.peer_heap[w] - h.heap;
+    return (T *)((char *)obj + dist);
+}
+
+static __device__ __forceinline__ uint64_t heap_off_(const duet_device_comm_t &h, const void *sym)
+{
+    return (uint64_t)((const char *)sym - h.heap);
+}
+
+/* Posts one command: a ticket from the counter, a wait for the slot (its previous user done,
+ * abort checked), the command as seven 8-byte stores into mapped host memory, then ready with
+ * st.release.sys (the caller's earlier stores, and its group's after a group sync, are
+ * visible to the proxy before it sees the command). Returns DUET_OK and the ticket, or the
+ * abort status (the ticket is then lost: the ring's later commands stall, which is why an
+ * aborted communicator's device state is undefined and the proxy's deadline ends it). */
+static __device__ __noinline__ int px_post_(const duet_device_comm_t &h, unsigned op, int pe, uint64_t roff,
+                                            const void *laddr, uint64_t bytes, uint64_t value, uint64_t cond,
+                                            uint64_t sig_off, unsigned sig_op, unsigned amo_op, unsigned width,
+                                            uint64_t *ticket)
+{
+    unsigned long long t = atomicAdd(h.proxy_head, 1ull);
+    unsigned s = (unsigned)(t % DUET_PROXY_SLOTS);
+    duet_proxy_done_t *d = &h.proxy_ring->done[s];
+    for (unsigned spin = 1; ld_acquire_u64(&d->free) != t; spin++)
+        if (spin % ABORT_EVERY == 0) {
+            int st = abort_status(h);
+            if (st) return st;
+        }
+    uint64_t *c = (uint64_t *)&h.proxy_ring->cmd[s];
+    uint64_t w1 = (uint64_t)(op & 0xff) | (uint64_t)(sig_op & 0xff) << 8 | (uint64_t)(amo_op & 0xff) << 16 |
+                  (uint64_t)(width & 0xff) << 24 | (uint64_t)(uint32_t)world_pe_(h, pe) << 32;
+    st_relaxed_u64(c + 1, w1);
+    st_relaxed_u64(c + 2, roff);
+    st_relaxed_u64(c + 3, (uint64_t)(uintptr_t)laddr);
+    st_relaxed_u64(c + 4, bytes);
+    st_relaxed_u64(c + 5, value);
+    st_relaxed_u64(c + 6, cond);
+    st_relaxed_u64(c + 7, sig_off);
+    st_release_u64(c, t + 1);
+    *ticket = t;
+    return DUET_OK;
+}
+
+/* Waits (abort checked) until the proxy completes blocking command t; its status, and its
+ * result to *result; then frees the slot for ticket t + SLOTS. */
+static __device__ __noinline__ int px_wait_(const duet_device_comm_t &h, uint64_t t, uint64_t *result)
+{
+    duet_proxy_done_t *d = &h.proxy_ring->done[t % DUET_PROXY_SLOTS];
+    for (unsigned spin = 1; ld_acquire_u64(&d->done) != t + 1; spin++)
+        if (spin % ABORT_EVERY == 0) {
+            int st = abort_status(h);
+            if (st) return st; /* the slot stays taken: see px_post_ */
+        }
+    int st = (int)ld_relaxed_u32(&d->status);
+    if (result) *result = ld_relaxed_u64(&d->result);
+    st_release_u64(&d->free, t + DUET_PROXY_SLOTS);
+    return st;
+}
+
+/* A command, waited for when blocking. */
+static __device__ __forceinline__ int px_call_(const duet_device_comm_t &h, unsigned op, bool blocking, int pe,
+                                               uint64_t roff, const void *laddr, uint64_t bytes, uint64_t value,
+                                               uint64_t cond, uint64_t sig_off, unsigned sig_op, unsigned amo_op,
+                                               unsigned width, uint64_t *result = nullptr)
+{
+    uint64_t t;
+    int st = px_post_(h, op | (blocking ? DUET_PROXY_BLOCKING : 0u), pe, roff, laddr, bytes, value, cond, sig_off,
+                      sig_op, amo_op, width, &t);
+    if (st || !blocking) return st;
+    return px_wait_(h, t, result);
+}
+
+static __device__ __forceinline__ int px_put_(const duet_device_comm_t &h, void *dest, const void *src, size_t bytes,
+                                              int pe, bool blocking, const uint64_t *sig = nullptr,
+                                              uint64_t value = 0, int sig_op = 0)
+{
+    if (bytes == 0 && !sig) return DUET_OK;
+    return px_call_(h, DUET_PROXY_PUT, blocking, pe, heap_off_(h, dest), src, bytes, value, 0,
+                    sig ? heap_off_(h, sig) : DUET_PROXY_NO_SIGNAL, (unsigned)sig_op, 0, 0);
+}
+static __device__ __forceinline__ int px_get_(const duet_device_comm_t &h, void *dest, const void *src, size_t bytes,
+                                              int pe, bool blocking)
+{
+    if (bytes == 0) return DUET_OK;
+    return px_call_(h, DUET_PROXY_GET, blocking, pe, heap_off_(h, src), dest, bytes, 0, 0, DUET_PROXY_NO_SIGNAL, 0, 0,
+                    0);
+}
+static __device__ __forceinline__ int px_signal_(const duet_device_comm_t &h, const uint64_t *sig, uint64_t value,
+                                                 int sig_op, int pe)
+{
+    return px_call_(h, DUET_PROXY_SIGNAL, false, pe, 0, nullptr, 0, value, 0, heap_off_(h, sig), (unsigned)sig_op, 0, 0);
+}
+/* An atomic of T's width on pe; fetching forms block and return the old value's bits. */
+template <typename T>
+static __device__ __forceinline__ uint64_t px_amo_(const duet_device_comm_t &h, const T *dest, unsigned amo_op,
+                                                   bool fetch, uint64_t operand, uint64_t cond, int pe)
+{
+    uint64_t old = 0;
+    (void)px_call_(h, DUET_PROXY_AMO, fetch, pe, heap_off_(h, dest), nullptr, 0, operand, cond, DUET_PROXY_NO_SIGNAL,
+                   0, amo_op, (unsigned)sizeof(T), &old);
+    return old;
+}
+/* The bits of a 4- or 8-byte value, widened. */
+template <typename T> static __device__ __forceinline__ uint64_t wbits_(T v)
+{
+    if constexpr (sizeof(T) == 4) return (uint64_t)bits_<uint32_t>(v);
+    else return bits_<uint64_t>(v);
+}
+template <typename T> static __device__ __forceinline__ T from_wbits_(uint64_t v)
+{
+    if constexpr (sizeof(T) == 4) return bits_<T>((uint32_t)v);
+    else return bits_<T>(v);
+}
+/* QUIET through the proxy: every command posted before it is complete at its target. */
+static __device__ __forceinline__ int px_quiet_(const duet_device_comm_t &h)
+{
+    if (h.remote == nullptr) return DUET_OK;
+    return px_call_(h, DUET_PROXY_QUIET, true, h.my_pe, 0, nullptr, 0, 0, 0, DUET_PROXY_NO_SIGNAL, 0, 0, 0);
+}
+
 } /* namespace duet_dev_detail */
 
 /* ------------------------------------------------------------------------------------
@@ -287,15 +439,14 @@ static __device__ __forceinline__ int duet_dev_n_pes(const duet_device_comm_t &h
  *     obj + (heap_pe[pe] - my_heap_pe) * stride;
  * without it (stride 0: the cudaIpc fallback) the parts lie anywhere and the table says where:
  *     peer_heap[heap_pe[pe]] + (obj - heap).
- * Any thread; no memory access but cached reads of h.heap_pe[pe] (and peer_heap). Undefined
- * for a peer whose part is not mapped here (another host). */
+ * NULL for a remote pe (reached through the host proxy: another host, or any other pe with
+ * DUET_CUDA_PEERS=proxy): its memory cannot be loaded or stored; use the calls below.
+ * Any thread; no memory access but cached reads of h.heap_pe[pe] (and h.remote, peer_heap). */
 template <typename T>
 static __device__ __forceinline__ T *duet_dev_ptr(const duet_device_comm_t &h, T *obj, int pe)
 {
-    int w = __ldg(h.heap_pe + pe);
-    ptrdiff_t dist = h.stride ? (ptrdiff_t)(w - h.my_heap_pe) * (ptrdiff_t)h.stride
-                              : h.peer_heap[w] - h.heap;
-    return (T *)((char *)obj + dist);
+    if (duet_dev_detail::remote_(h, pe)) return nullptr;
+    return duet_dev_detail::mapped_ptr_(h, obj, pe);
 }
 template <typename T>
 static __device__ __forceinline__ const T *duet_dev_ptr(const duet_device_comm_t &h, const T *obj,
@@ -316,12 +467,18 @@ template <typename T>
 static __device__ __forceinline__ void duet_dev_p(const duet_device_comm_t &h, T *dest,
                                                   typename duet_dev_detail::same_<T>::type value, int pe)
 {
-    duet_dev_detail::st_relaxed(duet_dev_ptr(h, dest, pe), value);
+    if (duet_dev_detail::remote_(h, pe)) { /* an atomic set through the proxy, not waited for */
+        (void)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_SET, false, duet_dev_detail::wbits_<T>(value), 0, pe);
+        return;
+    }
+    duet_dev_detail::st_relaxed(duet_dev_detail::mapped_ptr_(h, dest, pe), value);
 }
 template <typename T>
 static __device__ __forceinline__ T duet_dev_g(const duet_device_comm_t &h, const T *src, int pe)
 {
-    return duet_dev_detail::ld_relaxed(duet_dev_ptr(h, src, pe));
+    if (duet_dev_detail::remote_(h, pe)) /* an atomic fetch through the proxy, waited for */
+        return duet_dev_detail::from_wbits_<T>(duet_dev_detail::px_amo_(h, src, DUET_PROXY_AMO_FETCH, true, 0, 0, pe));
+    return duet_dev_detail::ld_relaxed(duet_dev_detail::mapped_ptr_(h, src, pe));
 }
 
 /* ------------------------------------------------------------------------------------
@@ -337,43 +494,84 @@ static __device__ __forceinline__ T duet_dev_g(const duet_device_comm_t &h, cons
 static __device__ __forceinline__ void duet_dev_put_nbi(const duet_device_comm_t &h, void *dest,
                                                         const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(duet_dev_ptr(h, dest, pe), src, bytes, 0, 1);
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(duet_dev_detail::mapped_ptr_(h, dest, pe), src, bytes, 0, 1);
 }
 static __device__ __forceinline__ void duet_dev_put(const duet_device_comm_t &h, void *dest,
                                                     const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true);
+        return;
+    }
     duet_dev_put_nbi(h, dest, src, bytes, pe);
 }
 static __device__ __forceinline__ void duet_dev_get_nbi(const duet_device_comm_t &h, void *dest,
                                                         const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(dest, duet_dev_ptr(h, src, pe), bytes, 0, 1);
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(dest, duet_dev_detail::mapped_ptr_(h, src, pe), bytes, 0, 1);
 }
 static __device__ __forceinline__ void duet_dev_get(const duet_device_comm_t &h, void *dest,
                                                     const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true);
+        return;
+    }
     duet_dev_get_nbi(h, dest, src, bytes, pe);
 }
 
+/* Remote pes (the proxy) in the _warp / _block forms: the group syncs (so one thread's
+ * release covers every thread's stores), one thread posts one command for the whole transfer
+ * and, for the blocking forms, waits for it; the group syncs again. */
 static __device__ __forceinline__ void duet_dev_put_warp_nbi(const duet_device_comm_t &h, void *dest,
                                                              const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(duet_dev_ptr(h, dest, pe), src, bytes, duet_dev_detail::lane_id(), 32);
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(duet_dev_detail::mapped_ptr_(h, dest, pe), src, bytes, duet_dev_detail::lane_id(), 32);
 }
 static __device__ __forceinline__ void duet_dev_put_warp(const duet_device_comm_t &h, void *dest,
                                                          const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true);
+        __syncwarp();
+        return;
+    }
     duet_dev_put_warp_nbi(h, dest, src, bytes, pe);
     __syncwarp();
 }
 static __device__ __forceinline__ void duet_dev_get_warp_nbi(const duet_device_comm_t &h, void *dest,
                                                              const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(dest, duet_dev_ptr(h, src, pe), bytes, duet_dev_detail::lane_id(), 32);
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(dest, duet_dev_detail::mapped_ptr_(h, src, pe), bytes, duet_dev_detail::lane_id(), 32);
 }
 static __device__ __forceinline__ void duet_dev_get_warp(const duet_device_comm_t &h, void *dest,
                                                          const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true);
+        __syncwarp();
+        return;
+    }
     duet_dev_get_warp_nbi(h, dest, src, bytes, pe);
     __syncwarp();
 }
@@ -381,24 +579,46 @@ static __device__ __forceinline__ void duet_dev_get_warp(const duet_device_comm_
 static __device__ __forceinline__ void duet_dev_put_block_nbi(const duet_device_comm_t &h, void *dest,
                                                               const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(duet_dev_ptr(h, dest, pe), src, bytes, duet_dev_detail::block_tid(),
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(duet_dev_detail::mapped_ptr_(h, dest, pe), src, bytes, duet_dev_detail::block_tid(),
                           duet_dev_detail::block_size());
 }
 static __device__ __forceinline__ void duet_dev_put_block(const duet_device_comm_t &h, void *dest,
                                                           const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true);
+        __syncthreads();
+        return;
+    }
     duet_dev_put_block_nbi(h, dest, src, bytes, pe);
     __syncthreads();
 }
 static __device__ __forceinline__ void duet_dev_get_block_nbi(const duet_device_comm_t &h, void *dest,
                                                               const void *src, size_t bytes, int pe)
 {
-    duet_dev_detail::copy(dest, duet_dev_ptr(h, src, pe), bytes, duet_dev_detail::block_tid(),
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false);
+        return;
+    }
+    duet_dev_detail::copy(dest, duet_dev_detail::mapped_ptr_(h, src, pe), bytes, duet_dev_detail::block_tid(),
                           duet_dev_detail::block_size());
 }
 static __device__ __forceinline__ void duet_dev_get_block(const duet_device_comm_t &h, void *dest,
                                                           const void *src, size_t bytes, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true);
+        __syncthreads();
+        return;
+    }
     duet_dev_get_block_nbi(h, dest, src, bytes, pe);
     __syncthreads();
 }
@@ -424,14 +644,22 @@ static __device__ __forceinline__ void duet_dev_put_signal(const duet_device_com
                                                            uint64_t *sig_addr, uint64_t value,
                                                            int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) { /* data, then the signal, in the target's order */
+        (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op);
+        return;
+    }
     duet_dev_put_nbi(h, dest, src, bytes, pe);
-    duet_dev_detail::signal_release(duet_dev_ptr(h, sig_addr, pe), value, sig_op);
+    duet_dev_detail::signal_release(duet_dev_detail::mapped_ptr_(h, sig_addr, pe), value, sig_op);
 }
 static __device__ __forceinline__ void duet_dev_put_signal_nbi(const duet_device_comm_t &h, void *dest,
                                                                const void *src, size_t bytes,
                                                                uint64_t *sig_addr, uint64_t value,
                                                                int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op);
+        return;
+    }
     duet_dev_put_signal(h, dest, src, bytes, sig_addr, value, sig_op, pe);
 }
 static __device__ __forceinline__ void duet_dev_put_signal_warp(const duet_device_comm_t &h, void *dest,
@@ -439,16 +667,30 @@ static __device__ __forceinline__ void duet_dev_put_signal_warp(const duet_devic
                                                                 uint64_t *sig_addr, uint64_t value,
                                                                 int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0)
+            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op);
+        __syncwarp();
+        return;
+    }
     duet_dev_put_warp_nbi(h, dest, src, bytes, pe);
     __syncwarp();
     if (duet_dev_detail::lane_id() == 0)
-        duet_dev_detail::signal_release(duet_dev_ptr(h, sig_addr, pe), value, sig_op);
+        duet_dev_detail::signal_release(duet_dev_detail::mapped_ptr_(h, sig_addr, pe), value, sig_op);
     __syncwarp();
 }
 static __device__ __forceinline__ void duet_dev_put_signal_warp_nbi(
     const duet_device_comm_t &h, void *dest, const void *src, size_t bytes, uint64_t *sig_addr,
     uint64_t value, int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncwarp();
+        if (duet_dev_detail::lane_id() == 0)
+            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op);
+        __syncwarp();
+        return;
+    }
     duet_dev_put_signal_warp(h, dest, src, bytes, sig_addr, value, sig_op, pe);
 }
 static __device__ __forceinline__ void duet_dev_put_signal_block(const duet_device_comm_t &h, void *dest,
@@ -456,22 +698,39 @@ static __device__ __forceinline__ void duet_dev_put_signal_block(const duet_devi
                                                                  uint64_t *sig_addr, uint64_t value,
                                                                  int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0)
+            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op);
+        __syncthreads();
+        return;
+    }
     duet_dev_put_block_nbi(h, dest, src, bytes, pe);
     __syncthreads();
     if (duet_dev_detail::block_tid() == 0)
-        duet_dev_detail::signal_release(duet_dev_ptr(h, sig_addr, pe), value, sig_op);
+        duet_dev_detail::signal_release(duet_dev_detail::mapped_ptr_(h, sig_addr, pe), value, sig_op);
 }
 static __device__ __forceinline__ void duet_dev_put_signal_block_nbi(
     const duet_device_comm_t &h, void *dest, const void *src, size_t bytes, uint64_t *sig_addr,
     uint64_t value, int sig_op, int pe)
 {
+    if (duet_dev_detail::remote_(h, pe)) {
+        __syncthreads();
+        if (duet_dev_detail::block_tid() == 0)
+            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op);
+        return;
+    }
     duet_dev_put_signal_block(h, dest, src, bytes, sig_addr, value, sig_op, pe);
 }
 
 static __device__ __forceinline__ void duet_dev_signal_op(const duet_device_comm_t &h, uint64_t *sig_addr,
                                                           uint64_t value, int sig_op, int pe)
 {
-    uint64_t *remote = duet_dev_ptr(h, sig_addr, pe);
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_signal_(h, sig_addr, value, sig_op, pe);
+        return;
+    }
+    uint64_t *remote = duet_dev_detail::mapped_ptr_(h, sig_addr, pe);
     if (sig_op == DUET_SIGNAL_ADD) duet_dev_detail::red_relaxed_add_u64(remote, value);
     else duet_dev_detail::st_relaxed_u64(remote, value);
 }
@@ -543,12 +802,19 @@ static __device__ __forceinline__ T duet_dev_atomic_fetch_add(const duet_device_
     static_assert(duet_dev_detail::is_amo_<T>::value && std::is_integral<T>::value,
                   "4- or 8-byte integers only");
     using W = typename duet_dev_detail::amo_word_<T>::type;
-    return (T)atomicAdd_system((W *)duet_dev_ptr(h, dest, pe), (W)value);
+    if (duet_dev_detail::remote_(h, pe))
+        return (T)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_ADD, true, (uint64_t)(W)value, 0, pe);
+    return (T)atomicAdd_system((W *)duet_dev_detail::mapped_ptr_(h, dest, pe), (W)value);
 }
 template <typename T>
 static __device__ __forceinline__ void duet_dev_atomic_add(const duet_device_comm_t &h, T *dest,
     typename duet_dev_detail::same_<T>::type value, int pe)
 {
+    using W = typename duet_dev_detail::amo_word_<T>::type;
+    if (duet_dev_detail::remote_(h, pe)) { /* not waited for */
+        (void)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_ADD, false, (uint64_t)(W)value, 0, pe);
+        return;
+    }
     (void)duet_dev_atomic_fetch_add(h, dest, value, pe); /* unused result: compiles to red.sys */
 }
 template <typename T>
@@ -569,7 +835,10 @@ static __device__ __forceinline__ T duet_dev_atomic_compare_swap(const duet_devi
     static_assert(duet_dev_detail::is_amo_<T>::value && std::is_integral<T>::value,
                   "4- or 8-byte integers only");
     using W = typename duet_dev_detail::amo_word_<T>::type;
-    return (T)atomicCAS_system((W *)duet_dev_ptr(h, dest, pe), (W)cond, (W)value);
+    if (duet_dev_detail::remote_(h, pe))
+        return (T)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_CSWAP, true, (uint64_t)(W)value, (uint64_t)(W)cond,
+                                           pe);
+    return (T)atomicCAS_system((W *)duet_dev_detail::mapped_ptr_(h, dest, pe), (W)cond, (W)value);
 }
 template <typename T>
 static __device__ __forceinline__ T duet_dev_atomic_swap(const duet_device_comm_t &h, T *dest,
@@ -578,19 +847,27 @@ static __device__ __forceinline__ T duet_dev_atomic_swap(const duet_device_comm_
     static_assert(duet_dev_detail::is_amo_<T>::value && std::is_integral<T>::value,
                   "4- or 8-byte integers only");
     using W = typename duet_dev_detail::amo_word_<T>::type;
-    return (T)atomicExch_system((W *)duet_dev_ptr(h, dest, pe), (W)value);
+    if (duet_dev_detail::remote_(h, pe))
+        return (T)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_SWAP, true, (uint64_t)(W)value, 0, pe);
+    return (T)atomicExch_system((W *)duet_dev_detail::mapped_ptr_(h, dest, pe), (W)value);
 }
 template <typename T>
 static __device__ __forceinline__ T duet_dev_atomic_fetch(const duet_device_comm_t &h, const T *src,
                                                           int pe)
 {
-    return duet_dev_detail::ld_relaxed(duet_dev_ptr(h, src, pe));
+    if (duet_dev_detail::remote_(h, pe))
+        return duet_dev_detail::from_wbits_<T>(duet_dev_detail::px_amo_(h, src, DUET_PROXY_AMO_FETCH, true, 0, 0, pe));
+    return duet_dev_detail::ld_relaxed(duet_dev_detail::mapped_ptr_(h, src, pe));
 }
 template <typename T>
 static __device__ __forceinline__ void duet_dev_atomic_set(const duet_device_comm_t &h, T *dest,
     typename duet_dev_detail::same_<T>::type value, int pe)
 {
-    duet_dev_detail::st_relaxed(duet_dev_ptr(h, dest, pe), value);
+    if (duet_dev_detail::remote_(h, pe)) {
+        (void)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_SET, false, duet_dev_detail::wbits_<T>(value), 0, pe);
+        return;
+    }
+    duet_dev_detail::st_relaxed(duet_dev_detail::mapped_ptr_(h, dest, pe), value);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -602,29 +879,38 @@ static __device__ __forceinline__ void duet_dev_atomic_set(const duet_device_com
  * targets, and to anyone who synchronizes with this thread afterwards (__threadfence_system,
  * i.e. fence.sc.sys). _warp / _block: every thread of the group fences, then the group syncs,
  * so the group's earlier operations (nbi ones included) are complete on return, for every
- * thread of the group.
+ * thread of the group. With remote pes in the handle, quiet also waits for the proxy (every
+ * command posted before it, by any thread of the process, applied at its target) and returns
+ * its status on every thread of the group: DUET_OK, the first failure of a proxied operation
+ * since the last quiet, or the abort status. Without remote pes it returns DUET_OK.
  * ------------------------------------------------------------------------------------ */
 static __device__ __forceinline__ void duet_dev_fence(const duet_device_comm_t &h)
 {
     (void)h;
     duet_dev_detail::fence_acq_rel_sys();
 }
-static __device__ __forceinline__ void duet_dev_quiet(const duet_device_comm_t &h)
+static __device__ __forceinline__ int duet_dev_quiet(const duet_device_comm_t &h)
 {
-    (void)h;
     __threadfence_system();
+    return duet_dev_detail::px_quiet_(h);
 }
-static __device__ __forceinline__ void duet_dev_quiet_warp(const duet_device_comm_t &h)
+static __device__ __forceinline__ int duet_dev_quiet_warp(const duet_device_comm_t &h)
 {
-    (void)h;
     __threadfence_system();
     __syncwarp();
+    if (h.remote == nullptr) return DUET_OK;
+    int st = duet_dev_detail::lane_id() == 0 ? duet_dev_detail::px_quiet_(h) : DUET_OK;
+    return __shfl_sync(0xffffffffu, st, 0);
 }
-static __device__ __forceinline__ void duet_dev_quiet_block(const duet_device_comm_t &h)
+static __device__ __forceinline__ int duet_dev_quiet_block(const duet_device_comm_t &h)
 {
-    (void)h;
     __threadfence_system();
     __syncthreads();
+    if (h.remote == nullptr) return DUET_OK;
+    __shared__ int quiet_status;
+    if (duet_dev_detail::block_tid() == 0) quiet_status = duet_dev_detail::px_quiet_(h);
+    __syncthreads();
+    return quiet_status;
 }
 
 /* ------------------------------------------------------------------------------------
@@ -655,8 +941,14 @@ static __device__ __forceinline__ int barrier_(const duet_device_comm_t &h, unsi
                                                unsigned nthr, uint64_t c)
 {
     int n = h.n_pes;
-    for (int q = (int)tid; q < n; q += (int)nthr)
-        red_release_add_u64(duet_dev_ptr(h, h.sync + h.my_pe, q), 1);
+    for (int q = (int)tid; q < n; q += (int)nthr) {
+        if (remote_(h, q)) { /* after the barrier's quiet: everything earlier is applied there */
+            int st = px_signal_(h, h.sync + h.my_pe, 1, DUET_SIGNAL_ADD, q);
+            if (st) return st;
+        } else {
+            red_release_add_u64(mapped_ptr_(h, h.sync + h.my_pe, q), 1);
+        }
+    }
     for (int q = (int)tid; q < n; q += (int)nthr) {
         int st = duet_dev_wait_until<uint64_t>(h, h.sync + q, DUET_CMP_GE, c);
         if (st) return st;
@@ -667,7 +959,8 @@ static __device__ __forceinline__ int barrier_(const duet_device_comm_t &h, unsi
 
 static __device__ __forceinline__ int duet_dev_barrier(const duet_device_comm_t &h)
 {
-    __threadfence_system();
+    int qst = duet_dev_quiet(h);
+    if (qst) return qst;
     uint64_t c = duet_dev_detail::ld_relaxed_u64(h.sync + h.n_pes) + 1;
     int st = duet_dev_detail::barrier_(h, 0, 1, c);
     if (st == DUET_OK) duet_dev_detail::st_relaxed_u64(h.sync + h.n_pes, c);
@@ -675,8 +968,8 @@ static __device__ __forceinline__ int duet_dev_barrier(const duet_device_comm_t 
 }
 static __device__ __forceinline__ int duet_dev_barrier_warp(const duet_device_comm_t &h)
 {
-    __threadfence_system();
-    __syncwarp();
+    int qst = duet_dev_quiet_warp(h);
+    if (qst) return qst;
     unsigned lane = duet_dev_detail::lane_id();
     uint64_t c = duet_dev_detail::ld_relaxed_u64(h.sync + h.n_pes) + 1;
     int st = duet_dev_detail::barrier_(h, lane, 32, c);
@@ -690,8 +983,8 @@ static __device__ __forceinline__ int duet_dev_barrier_warp(const duet_device_co
 }
 static __device__ __forceinline__ int duet_dev_barrier_block(const duet_device_comm_t &h)
 {
-    __threadfence_system();
-    __syncthreads();
+    int qst = duet_dev_quiet_block(h);
+    if (qst) return qst;
     unsigned tid = duet_dev_detail::block_tid();
     uint64_t c = duet_dev_detail::ld_relaxed_u64(h.sync + h.n_pes) + 1;
     int st = duet_dev_detail::barrier_(h, tid, duet_dev_detail::block_size(), c);

@@ -15,6 +15,7 @@
 #include "tport/duet_tport_net.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_heap.h"
+#include "cuda/duet_cuda_proxy.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
@@ -214,6 +215,11 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->magic = DUET_COMM_MAGIC;
     if (duet_ft_watch(c) != DUET_OK) /* a communicator without its detector still works */
         DUET_LOG(WARN, INIT, "this communicator's failures will only be seen as timeouts");
+    /* collective (every rank has a GPU heap or none); after the detector: the proxy asks it
+     * who is dead. Without a proxy everything else works; device calls to remote pes do not */
+    if (!parent && c->heap->gpu && duet_cuda_proxy_start(c) != DUET_OK)
+        DUET_LOG(WARN, CUDA, "rank %d: no GPU proxy (%s): device calls to remote pes are unavailable", c->rank,
+                 duet_last_error());
     *out = c;
     return DUET_OK;
 }
@@ -300,6 +306,7 @@ static duet_status_t comm_free(duet_comm_t c)
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
         st = DUET_OK;
     }
+    if (!c->parent) duet_cuda_proxy_stop(c->heap->gpu); /* it asks the detector about the dead */
     duet_ft_release(c); /* the barrier asked it who is dead (c->boot.gone) */
     if (c->parent) {
         c->parent->children--;

@@ -138,6 +138,7 @@ duet_status_t duet_device_comm_get(duet_comm_t c, duet_device_comm_t *out)
     out->sync = (uint64_t *)(void *)(g->peer[hp] + (size_t)c->slot * DUET_CUDA_SYNC_SLOT_BYTES);
     out->sync_epoch = cc->sync_epoch;
     out->peer_heap = g->peer_dev;
+    duet_cuda_proxy_handle(g, out);
     return DUET_OK;
 }
 

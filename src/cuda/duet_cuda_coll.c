@@ -121,6 +121,12 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
     duet_device_comm_t h;
     duet_status_t st = duet_device_comm_get(c, &h);
     if (st) return st;
+    /* the GPU collectives move data by load/store through the mappings: every peer's part is
+     * mapped here (DUET_CUDA_PEERS=proxy keeps the mappings; GPU collectives across hosts are
+     * not built yet), so their kernels do not take the device API's proxy path */
+    h.remote = NULL;
+    h.proxy_ring = NULL;
+    h.proxy_head = NULL;
     coll_state_t *s = calloc(1, sizeof *s);
     if (!s) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", fn);
     s->h = h;

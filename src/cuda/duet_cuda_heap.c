@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_fdpass.h"
+#include "cuda/duet_cuda_proxy.h"
 #include "cuda/duet_cuda_state.h"
 #include "core/duet_host.h"
 
@@ -237,6 +238,7 @@ static duet_status_t setup_ipc(duet_cuda_heap_t *g, duet_boot_t *b, const uint8_
 void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
 {
     if (!g) return;
+    duet_cuda_proxy_stop(g); /* its thread copies into my part */
     cudaSetDevice(g->device);
     cudaDeviceSynchronize(); /* no copy of ours still touches a peer's part */
     const duet_cu_t *cu = duet_cu();
@@ -253,9 +255,11 @@ void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
     if (g->va) cu->MemAddressFree((CUdeviceptr)g->va, g->va_bytes);
     if (g->own) cudaFree(g->own);
     if (g->peer_dev) cudaFree(g->peer_dev);
+    if (g->remote_dev) cudaFree(g->remote_dev);
     (void)cudaGetLastError();
     duet_alloc_destroy(g->alloc);
     free(g->peer);
+    free(g->remote);
     free(g);
 }
 
@@ -307,9 +311,10 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
         g->part_bytes = mine.part_bytes;
         g->lock = &h->lock;
         g->peer = calloc((size_t)n, sizeof *g->peer);
+        g->remote = calloc((size_t)n, sizeof *g->remote); /* set by duet_cuda_proxy_start */
         g->alloc = duet_alloc_create(g->part_bytes);
         size_t off;
-        if (!g->peer || !g->alloc || duet_alloc_take(g->alloc, DUET_CUDA_SYNC_BYTES, 1, &off) || off != 0)
+        if (!g->peer || !g->remote || !g->alloc || duet_alloc_take(g->alloc, DUET_CUDA_SYNC_BYTES, 1, &off) || off != 0)
             st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     }
     /* the collective steps run on every rank whatever happened locally, so nobody is left

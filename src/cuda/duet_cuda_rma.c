@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/duet_cuda_driver.h"
+#include "cuda/duet_cuda_proxy.h"
 #include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_rma_kern.h"
 #include "cuda/duet_cuda_state.h"
@@ -212,10 +213,11 @@ duet_status_t duet_cuda_rma_read(duet_comm_t c, void *host, const void *local, s
 duet_status_t duet_cuda_rma_quiet(duet_comm_t c)
 {
     int device = c->heap->gpu->device;
+    duet_status_t pst = c->heap->gpu->proxy ? duet_cuda_proxy_quiet(c) : DUET_OK; /* kernels' remote calls */
     rma_dev_t *s = device >= 0 && device < MAX_DEVICES ? atomic_load_explicit(&devs[device], memory_order_acquire)
                                                        : NULL;
-    if (!s) return DUET_OK; /* no GPU-side host call yet */
-    duet_status_t st = DUET_OK;
+    if (!s) return pst; /* no GPU-side host call yet */
+    duet_status_t st = pst;
     if (atomic_load_explicit(&s->pending, memory_order_acquire) &&
         atomic_exchange_explicit(&s->pending, 0, memory_order_acq_rel)) {
         cudaError_t err = cudaSetDevice(device);

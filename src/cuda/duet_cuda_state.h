@@ -20,7 +20,15 @@ struct duet_cuda_heap {
     char *own;               /* fallback: my cudaMalloc'd part */
     duet_alloc_t *alloc;     /* offsets in a part; [0, DUET_CUDA_SYNC_BYTES) is taken for good */
     pthread_mutex_t *lock;   /* the host heap's (malloc / free serialise on it) */
+    uint8_t *remote;         /* by pe: 1 = device calls reach it through the proxy (host copy) */
+    uint8_t *remote_dev;     /* the same in device memory, or NULL when no pe is remote */
+    struct duet_cuda_proxy *proxy; /* the proxy thread's state (duet_cuda_proxy.c), or NULL */
 };
+
+typedef struct duet_cuda_proxy duet_cuda_proxy_t;
+/* Fills the proxy fields of a kernel handle (remote, proxy_ring, proxy_head); leaves them NULL
+ * when the heap has no proxy. */
+void duet_cuda_proxy_handle(const duet_cuda_heap_t *g, duet_device_comm_t *out);
 
 struct duet_cuda_comm {
     int *heap_pe_dev;        /* the communicator's heap_pe[] in device memory */

@@ -134,6 +134,10 @@ void duet_log_set_rank(int rank);
     X(CUDA_DEVICE, cuda_device, INT, "-1",                                                       \
       "CUDA device of this rank; -1: (rank among the ranks of this host) mod (devices visible)") \
     X(CUDA_HEAP_SIZE, cuda_heap_size, SIZE, "1G", "GPU symmetric heap bytes per rank")           \
+    X(CUDA_PEERS, cuda_peers, STR, "auto",                                                       \
+      "How kernels reach other pes' GPU memory: auto: load/store where it is mapped (this host), " \
+      "the host proxy thread for the others (other hosts, docs/NETWORK.md 2.9); proxy: for tests, "\
+      "every other pe through the proxy, so the whole proxy path runs on one host")             \
     X(RANK, rank, INT, "-1", "This process's rank (set by duetrun)")                            \
     X(NRANKS, nranks, INT, "0", "Number of ranks in the job (set by duetrun)")                  \
     X(LOCAL_RANK, local_rank, INT, "-1", "Rank among the ranks of this host (set by duetrun)")  \
