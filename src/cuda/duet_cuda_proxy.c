@@ -249,10 +249,14 @@ static int serve(duet_cuda_proxy_t *px, int origin)
 /* ---------------------------------------------------------------- the origin side */
 
 /* Sends one message of the current command to pe, when there is room. 1 sent, 0 no room. */
+/* Room for one more message to pe counts from the messages *harvested*, not those acked: the
+ * answers of acked but unharvested messages still sit in pend[] and in pe's reply slots, which
+ * the next messages' would overwrite (lost completions: gpu.test_gpu_proxy.api's 1,024
+ * concurrent fetch_adds hung with blocking atomics never completed). */
 static int send_msg(duet_cuda_proxy_t *px, int pe, const duet_proxy_msg_t *msg, pend_t pend, duet_status_t *st)
 {
     duet_proxy_inbox_t *ib = px->ib;
-    if (!duet_proxy_inbox_room(ib, pe, duet_proxy_inbox_acked(ib, pe))) return 0;
+    if (!duet_proxy_inbox_room(ib, pe, px->harvested[pe])) return 0; /* see above */
     uint64_t m;
     *st = duet_proxy_inbox_send(ib, pe, msg, px->stage, &m);
     if (*st) return 1;
@@ -265,7 +269,7 @@ static int send_msg(duet_cuda_proxy_t *px, int pe, const duet_proxy_msg_t *msg, 
 static int put_chunk(duet_cuda_proxy_t *px, duet_status_t *st)
 {
     duet_proxy_cmd_t *c = &px->cur;
-    if (!duet_proxy_inbox_room(px->ib, c->pe, duet_proxy_inbox_acked(px->ib, c->pe))) return 0;
+    if (!duet_proxy_inbox_room(px->ib, c->pe, px->harvested[c->pe])) return 0;
     size_t n = c->bytes - px->cur_done;
     if (n > px->ib->chunk) n = px->ib->chunk;
     cudaError_t err = cudaMemcpyAsync(px->stage + DUET_PROXY_HDR, (const char *)(uintptr_t)c->laddr + px->cur_done,
@@ -533,6 +537,13 @@ static duet_status_t proxy_make(duet_comm_t root, duet_cuda_proxy_t *px)
         (err = cudaMemset(px->head_dev, 0, sizeof *px->head_dev)) != cudaSuccess ||
         (err = cudaDeviceSynchronize()) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "GPU proxy of rank %d: ring and staging buffers", g->my_pe);
+    /* The atomics kernel, loaded now: under CUDA's lazy module loading its first launch loads
+     * the module, which waits for the kernels running on the device, which may be the very
+     * kernels waiting for this atomic (the proxy thread hung in cuLaunchKernel while its
+     * process's kernel waited for a remote p: gpu.test_gpu_proxy.api on an H200). */
+    if ((err = (cudaError_t)duet_cuda_k_amo(px->head_dev, 8, DUET_AMO_FETCH, 0, 0, NULL, px->stream)) != cudaSuccess ||
+        (err = cudaStreamSynchronize(px->stream)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "GPU proxy of rank %d: loading the atomics kernel", g->my_pe);
     memset(px->ring, 0, sizeof *px->ring);
     for (unsigned s = 0; s < DUET_PROXY_SLOTS; s++) px->ring->done[s].free = s;
     px->root = root;

@@ -164,7 +164,9 @@ static void test_pg(char *words)
     barrier("p/g");
     int64_t vi = -1234567890123ll * (me + 1);
     double vd = 3.25 * (me + 1);
+    if (getenv("TEST_PROXY_VERBOSE")) fprintf(stderr, "test_gpu_proxy: rank %d: p/g kernel\n", me);
     KU(px_pg(H, wi, wd, vi, vd, right, oi, od, dstatus));
+    if (getenv("TEST_PROXY_VERBOSE")) fprintf(stderr, "test_gpu_proxy: rank %d: p/g kernel done\n", me);
     EXPECT(dev_status() == 0, "quiet after the p's failed");
     int64_t gi;
     double gd;
@@ -336,14 +338,21 @@ static void scenario_api(void)
     CU(cudaMemset(words, 0, 4096));
     CU(cudaMemset(sig, 0, 64));
     CU(cudaDeviceSynchronize());
-    check_handle();
-    test_pg(words);
-    test_xfer(region, dlocal);
-    test_put_signal(region, dlocal, dexpect, sig);
-    test_signal_add((uint64_t *)(void *)(words + 256));
-    test_fetch_add((uint64_t *)(void *)(words + 512));
-    test_amo_single(words + 1024);
-    test_fence(words + 2048);
+    int verbose = getenv("TEST_PROXY_VERBOSE") != NULL;
+#define STEP(call)                                                                                                 \
+    do {                                                                                                           \
+        if (verbose) fprintf(stderr, "test_gpu_proxy: rank %d: %s\n", me, #call);                                  \
+        call;                                                                                                      \
+    } while (0)
+    STEP(check_handle());
+    STEP(test_pg(words));
+    STEP(test_xfer(region, dlocal));
+    STEP(test_put_signal(region, dlocal, dexpect, sig));
+    STEP(test_signal_add((uint64_t *)(void *)(words + 256)));
+    STEP(test_fetch_add((uint64_t *)(void *)(words + 512)));
+    STEP(test_amo_single(words + 1024));
+    STEP(test_fence(words + 2048));
+#undef STEP
     dt_set_context("teardown");
     barrier("teardown");
     CU(cudaFree(dlocal));
