@@ -25,7 +25,8 @@
  * DUET_ERR_PEER_FAILED with a message naming the victim ("rank V died"), within
  * DETECT_BOUND_S of the death; duet_comm_get_failed gives exactly {V}; a later world call
  * fails the same way at once; and a team of the survivors, split before the death, keeps
- * computing verified allreduces (a communicator without the dead rank sees no error). Rank 0
+ * computing verified allreduces (a communicator without the dead rank sees no error); then the
+ * world shrinks to the survivors (their old order) and computes again. Rank 0
  * of the survivors prints the detection latencies ("test_ft_detect: detected in X ms").
  */
 #include "duet_test.h"
@@ -111,6 +112,15 @@ static void check_detected(duet_status_t st, const char *where)
     int tf = -1;
     CHECK_OK(duet_comm_get_failed(team, NULL, 0, &tf));
     CHECK(tf == 0, "the survivors' team reports %d failed rank(s)", tf);
+    /* and the world shrinks to the survivors (across hosts too: a killed host or a cut link),
+     * who compute on it in their old order */
+    duet_comm_t S = NULL;
+    CHECK_OK(duet_comm_shrink(W, &S));
+    CHECK(duet_comm_size(S) == npes - 1 && duet_comm_rank(S) == (me < victim ? me : me - 1),
+          "the shrunk world: %d ranks, rank %d here (was %d of %d, victim %d)", duet_comm_size(S), duet_comm_rank(S),
+          me, npes, victim);
+    for (int it = 0; it < 10; it++) CHECK_OK(allreduce_step(S, it));
+    CHECK_OK(duet_comm_destroy(S));
 }
 
 static void scenario_loop(int kill_at, int mixed, uint64_t seed)

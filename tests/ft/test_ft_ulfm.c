@@ -41,11 +41,21 @@
 static int me, npes;
 static duet_comm_t W;
 
-static void die_now(void)
+/* TEST_FT_QUIET_BEFORE_DEATH=1 (the runs across hosts over UCX 1.13's TCP): the victim's puts
+ * complete before it dies. UCX 1.13 aborts a survivor that must acknowledge a put from a peer
+ * whose endpoint it has already seen fail (docs/NETWORK.md 4.12): those runs test Duet's
+ * protocols, not that. */
+static void die_at_once(void)
 {
     fflush(stdout);
     kill(getpid(), SIGKILL);
     pause();
+}
+
+static void die_now(void)
+{
+    if (getenv("TEST_FT_QUIET_BEFORE_DEATH")) (void)duet_quiet(W);
+    die_at_once();
 }
 
 /* Verified allreduces on c; returns the first status that is not DUET_OK. */
@@ -253,7 +263,7 @@ static void scenario_during(uint64_t seed)
 static void *die_later(void *arg)
 {
     usleep(*(useconds_t *)arg);
-    die_now();
+    die_at_once(); /* another thread: no Duet call (the agree does gets only) */
     return NULL;
 }
 

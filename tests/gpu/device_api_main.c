@@ -24,6 +24,7 @@
  */
 #include "duet_test.h"
 #include "device_api_test.h"
+#include "gpu_check.h"
 
 #include <duet/duet_cuda.h>
 #include <cuda_runtime_api.h>
@@ -33,16 +34,6 @@
 /* Internal (src/cuda/duet_cuda_heap.h): the abort word kernels of comm poll. */
 void duet_cuda_set_abort(duet_comm_t c, duet_status_t status);
 
-#define CU(call)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) FATAL("%s: %s", #call, cudaGetErrorString(e_));                 \
-    } while (0)
-#define KU(call)                                                                               \
-    do {                                                                                       \
-        int e_ = (call);                                                                       \
-        if (e_) FATAL("%s: %s", #call, cudaGetErrorString((cudaError_t)e_));                   \
-    } while (0)
 
 #define POISON 0xA5
 

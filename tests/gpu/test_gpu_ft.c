@@ -18,6 +18,7 @@
  *           (checked) and a GPU allocation on the new communicator.
  */
 #include "duet_test.h"
+#include "gpu_check.h"
 
 #include <cuda_runtime_api.h>
 #include <duet/duet_cuda.h>
@@ -29,11 +30,6 @@
 
 #define DEADLINE_S 10.0
 
-#define CU(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) FATAL("%s: %s", #call, cudaGetErrorString(e_));           \
-    } while (0)
 
 int ft_wait_signal_launch(duet_device_comm_t h, uint64_t *sig, volatile int *started_dev, int *status, void *stream);
 

@@ -28,6 +28,7 @@
  */
 #include "duet_test.h"
 #include "test_gpu_proxy.h"
+#include "gpu_check.h"
 
 #include <cuda_runtime_api.h>
 #include <duet/duet_cuda.h>
@@ -38,16 +39,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CU(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) FATAL("%s: %s", #call, cudaGetErrorString(e_));           \
-    } while (0)
-#define KU(call)                                                                         \
-    do {                                                                                 \
-        int e_ = (call);                                                                 \
-        if (e_) FATAL("%s: %s", #call, cudaGetErrorString((cudaError_t)e_));             \
-    } while (0)
 
 #define BIG      (((size_t)1 << 20) + 3)
 #define SLOT     (((size_t)1 << 20) + 256) /* one pe's slot in the region */

@@ -50,12 +50,13 @@ duet_net_force_test_(test_comm test_comm 3)
 duet_net_force_test_(test_stress test_stress 3)
 # revoke, agree and shrink with every member over the net transport (duet_comm_ft_net.c's
 # consensus, docs/NETWORK.md 2.10): test_ft_ulfm's scenarios under duetrun --ft, ranks that
-# really die (SIGKILL) included, one of them during the shrink or the agree
+# really die (SIGKILL) included, one of them during the shrink or the agree; a victim's puts
+# complete before it dies (TEST_FT_QUIET_BEFORE_DEATH: UCX 1.13 over TCP, NETWORK.md 4.12)
 function(duet_net_force_ft_ name n)
   add_test(NAME net.force.test_ft_ulfm.${name}.${n}
            COMMAND $<TARGET_FILE:duetrun> -n ${n} --ft --timeout 60 $<TARGET_FILE:test_ft_ulfm> ${ARGN})
   set_tests_properties(net.force.test_ft_ulfm.${name}.${n} PROPERTIES LABELS net TIMEOUT 90
-                       ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp")
+                       ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp;TEST_FT_QUIET_BEFORE_DEATH=1")
 endfunction()
 duet_net_force_ft_(revoke 3 revoke)
 duet_net_force_ft_(shrink 4 shrink)
