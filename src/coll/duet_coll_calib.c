@@ -209,6 +209,15 @@ static void measure_pairs(duet_comm_t c, const int *host, int nhosts, int *near,
     }
 }
 
+/* c's host count and its pairs to measure (measure_pairs) */
+static duet_status_t pairs_of(duet_comm_t c, int *nhosts, int *near, int *far)
+{
+    const int *host;
+    duet_status_t st = duet_coll_hosts_get(c, &host, nhosts);
+    if (st == DUET_OK) measure_pairs(c, host, *nhosts, near, far);
+    return st;
+}
+
 /* Measures the pairs asked for (x[0]: shm, x[1]: net; 0 no), rank 0 writes their tune files,
  * and every rank gets rank 0's model. */
 static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int near, int far, duet_coll_model_t *m)
@@ -242,11 +251,9 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
         *out = c->model;
         return DUET_OK;
     }
-    const int *host;
     int nhosts, near, far;
-    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
+    duet_status_t st = pairs_of(c, &nhosts, &near, &far);
     if (st) return st;
-    measure_pairs(c, host, nhosts, &near, &far);
     duet_coll_model_t m = DEFAULT_MODEL;
     int32_t want[2] = {0, 0}; /* measure the shm pair, the net pair */
     char path[512];
@@ -268,11 +275,9 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
 
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
 {
-    const int *host;
     int nhosts, near, far;
-    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
+    duet_status_t st = pairs_of(c, &nhosts, &near, &far);
     if (st) return st;
-    measure_pairs(c, host, nhosts, &near, &far);
     duet_coll_model_t m = DEFAULT_MODEL;
     if (c->rank == 0) { /* a pair not measured now keeps its file's numbers */
         read_pair("", &m.alpha_us, &m.beta_gbps, (char[512]){0}, 512);
