@@ -230,15 +230,12 @@ void duet_tport_net_set_wait(duet_net_t *n, const duet_wait_ctx_t *ctx)
     n->wait.progress = NULL; /* the net waits progress by themselves */
 }
 
-/* An endpoint failed (UCX's callback, inside a progress of its worker): it is closed at once.
- * Over TCP, UCX 1.13 acknowledges every put, and aborts the process ("unexpected error:
- * Endpoint timeout", ucp_put_handler) when it must acknowledge one that the dead peer sent
- * before dying through an endpoint already failed; once closed, such a put finds no endpoint
- * and is dropped. Heartbeats (the detector's endpoint) and the application's puts did so to
- * survivors (test_ft_ulfm during with DUET_NET=force: ~1 run in 4, then 1 in 16). Whoever
- * progresses a worker holds it (the application's lock; the detector's worker is its thread's,
- * or held while shared), so no call on the endpoint is under way; later ones find it NULL
- * (EP_GONE; heartbeat_send skips it). */
+/* An endpoint failed (UCX's callback, inside a progress of its worker): it is closed at once,
+ * as UCP asks; a put that the dead peer sent before dying then finds no endpoint here and is
+ * dropped. (It does not stop UCX 1.13's abort when such a put is handled before this callback
+ * runs: docs/NETWORK.md 4.12.) Whoever progresses a worker holds it (the application's lock;
+ * the detector's worker is its thread's, or held while shared), so no call on the endpoint is
+ * under way; later ones find it NULL (EP_GONE; heartbeat_send skips it). */
 static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     net_peer_t *p = arg;
