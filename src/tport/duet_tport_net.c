@@ -99,20 +99,24 @@ typedef struct {
     uint64_t hb_last, hb_seen_ns, hb_sent_ns;
 } net_peer_t;
 
+/* A ticket lock: fair, so the detector's thread gets its turn while another thread waits in a
+ * tight loop. */
+typedef struct {
+    _Atomic unsigned next, serving;
+} ticket_lock_t;
+
 struct duet_net {
     struct duet_net *next; /* the process's nets (registry) */
     char *seg;             /* my segment (registered)      */
     int me;
-    _Atomic unsigned lock_next, lock_serving; /* a ticket lock, held across every UCP call on this
-                                               * worker: fair, so the detector's thread gets its
-                                               * turn while another thread waits in a tight loop */
+    ticket_lock_t lock;    /* held across every UCP call on the application's worker */
     ucp_context_h ctx;
     ucp_worker_h worker;
     ucp_worker_h hb_worker; /* the failure detector's own (its thread only, no lock): a heartbeat
                              * never queues behind the application's operations */
     _Atomic int hb_shared;  /* while its connections are made (wire_up): any thread's progress
-                             * may progress hb_worker too, holding hb_busy */
-    _Atomic int hb_busy;
+                             * may progress hb_worker too, holding hb_lock */
+    ticket_lock_t hb_lock;
     uint32_t me32;          /* my pe, the header of my heartbeats                              */
     _Atomic uint64_t *heard; /* per pe: the last heartbeat it sent me (its clock), 0: none yet  */
 
@@ -136,37 +140,36 @@ int duet_tport_net_describe(char *buf, size_t len)
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_net_t *registry;
 
-static void net_lock(duet_net_t *n)
+static void ticket_lock(ticket_lock_t *l)
 {
-    unsigned ticket = atomic_fetch_add_explicit(&n->lock_next, 1, memory_order_relaxed);
-    while (atomic_load_explicit(&n->lock_serving, memory_order_acquire) != ticket) duet_cpu_relax();
+    unsigned ticket = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+    while (atomic_load_explicit(&l->serving, memory_order_acquire) != ticket) duet_cpu_relax();
 }
-static int net_trylock(duet_net_t *n)
+static int ticket_trylock(ticket_lock_t *l)
 {
-    unsigned serving = atomic_load_explicit(&n->lock_serving, memory_order_relaxed), next = serving;
-    return atomic_compare_exchange_strong_explicit(&n->lock_next, &next, serving + 1, memory_order_acquire,
+    unsigned serving = atomic_load_explicit(&l->serving, memory_order_relaxed), next = serving;
+    return atomic_compare_exchange_strong_explicit(&l->next, &next, serving + 1, memory_order_acquire,
                                                    memory_order_relaxed);
 }
-static void net_unlock(duet_net_t *n)
+static void ticket_unlock(ticket_lock_t *l)
 {
-    atomic_store_explicit(&n->lock_serving, atomic_load_explicit(&n->lock_serving, memory_order_relaxed) + 1,
+    atomic_store_explicit(&l->serving, atomic_load_explicit(&l->serving, memory_order_relaxed) + 1,
                           memory_order_release);
 }
 
-static void hb_hold(duet_net_t *n)
-{
-    while (atomic_exchange_explicit(&n->hb_busy, 1, memory_order_acquire)) duet_cpu_relax();
-}
-static void hb_release(duet_net_t *n) { atomic_store_explicit(&n->hb_busy, 0, memory_order_release); }
+/* The application's worker, and the detector's while it is shared (wire_up). */
+static void net_lock(duet_net_t *n) { ticket_lock(&n->lock); }
+static int net_trylock(duet_net_t *n) { return ticket_trylock(&n->lock); }
+static void net_unlock(duet_net_t *n) { ticket_unlock(&n->lock); }
+static void hb_hold(duet_net_t *n) { ticket_lock(&n->hb_lock); }
+static void hb_release(duet_net_t *n) { ticket_unlock(&n->hb_lock); }
 
 /* The detector's worker while it is shared (wire_up), if no other thread holds it. */
 static unsigned hb_progress_shared(duet_net_t *n)
 {
     unsigned events = 0;
     if (!atomic_load_explicit(&n->hb_shared, memory_order_acquire)) return 0;
-    int idle = 0;
-    if (!atomic_compare_exchange_strong_explicit(&n->hb_busy, &idle, 1, memory_order_acquire, memory_order_relaxed))
-        return 0;
+    if (!ticket_trylock(&n->hb_lock)) return 0;
     if (atomic_load_explicit(&n->hb_shared, memory_order_acquire)) /* again: wire_up may have ended */
         events = ucp_worker_progress(n->hb_worker);
     hb_release(n);

@@ -158,6 +158,32 @@ static long estimate_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a
     return steps;
 }
 
+/* The sampled counts: 0 .. n+1, one message per peer and block (128 KiB chunks); then chunk
+ * columns with 64-byte chunks: three of the whole buffer, and (one buffer cut in n parts: ring
+ * segments, halvings, two-shot parts) three per part, each with an odd tail (not for
+ * collectives whose count is per block: last_whole 0). */
+static void sample_counts(size_t counts[9], int n, size_t per_chunk, int last_whole)
+{
+    const size_t c[9] = {0, 1, 2, 7, (size_t)n - 1, (size_t)n, (size_t)n + 1, 3 * per_chunk + 5,
+                         last_whole ? 3 * per_chunk * (size_t)n + 5 : 0};
+    memcpy(counts, c, sizeof c);
+}
+
+/* Count ci is skipped: a repeat of an earlier one, or (big n) not a chunk column unless 8-byte. */
+static int skip_count(const size_t counts[9], int ci, int big, size_t elem)
+{
+    for (int cj = 0; cj < ci; cj++)
+        if (ci > 0 && counts[cj] == counts[ci]) return 1;
+    return big && ci < 7 && elem != 8;
+}
+
+static int root_repeats(const int *roots, int ri)
+{
+    for (int rj = 0; rj < ri; rj++)
+        if (roots[rj] == roots[ri]) return 1;
+    return 0;
+}
+
 static void matrix(void)
 {
     static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 64};
@@ -173,22 +199,14 @@ static void matrix(void)
             for (size_t ei = 0; ei < DUET_ARRAY_LEN(elems); ei++) {
                 size_t elem = elems[ei], per_chunk = 64 / elem;
                 if ((big && elem != 1 && elem != 8) || (huge && elem != 8)) continue;
-                /* counts 0 .. n+1: one message per peer and block (128 KiB chunks); then chunk
-                 * columns with 64-byte chunks: three of the whole buffer, and (one buffer
-                 * cut in n parts: ring segments, halvings, two-shot parts) three per part,
-                 * each with an odd tail */
-                size_t counts[9] = {0, 1, 2, 7, (size_t)n - 1, (size_t)n, (size_t)n + 1, 3 * per_chunk + 5,
-                                    blocks ? 0 : 3 * per_chunk * (size_t)n + 5};
+                size_t counts[9];
+                sample_counts(counts, n, per_chunk, !blocks);
                 for (int ci = 0; ci < 9; ci++) {
-                    int dup = 0;
-                    for (int cj = 0; cj < ci; cj++) dup |= counts[cj] == counts[ci];
-                    if ((ci > 0 && dup) || (big && ci < 7 && elem != 8)) continue;
+                    if (skip_count(counts, ci, big, elem)) continue;
                     size_t chunk = ci >= 7 ? 64 : 128 * 1024;
                     for (int ip = 0; ip < 2; ip++)
                         for (int ri = 0; ri < nroots; ri++) {
-                            int rdup = 0;
-                            for (int rj = 0; rj < ri; rj++) rdup |= roots[rj] == roots[ri];
-                            if (rdup) continue;
+                            if (root_repeats(roots, ri)) continue;
                             duet_coll_args_t a = {al->kind, 0, n, roots[ri], counts[ci], elem, chunk, ip, 0, NULL, 0};
                             if (estimate_steps(al, &a) > MAX_STEPS) {
                                 g_stats[ai].skipped += 2;
@@ -238,19 +256,14 @@ static void hier_matrix(void)
             for (size_t elem = 1; elem <= 8; elem *= 2) {
                 if ((elem == 2 || elem == 4) && n != 4) continue;
                 size_t per_chunk = 64 / elem;
-                /* one message per peer; chunk columns of the whole buffer and of each part */
-                size_t counts[9] = {0, 1, 2, 7, (size_t)n - 1, (size_t)n, (size_t)n + 1, 3 * per_chunk + 5,
-                                    3 * per_chunk * (size_t)n + 5};
+                size_t counts[9];
+                sample_counts(counts, n, per_chunk, 1);
                 for (int ci = 0; ci < 9; ci++) {
-                    int dup = 0;
-                    for (int cj = 0; cj < ci; cj++) dup |= counts[cj] == counts[ci];
-                    if ((ci > 0 && dup) || (big && ci < 7 && elem != 8)) continue;
+                    if (skip_count(counts, ci, big, elem)) continue;
                     size_t chunk = ci >= 7 ? 64 : 128 * 1024;
                     for (int ip = 0; ip < 2; ip++)
                         for (int ri = 0; ri < nroots; ri++) {
-                            int rdup = 0;
-                            for (int rj = 0; rj < ri; rj++) rdup |= roots[rj] == roots[ri];
-                            if (rdup) continue;
+                            if (root_repeats(roots, ri)) continue;
                             for (int slots = 2; slots <= 4; slots += 2)
                                 run_case_on(ai, n, counts[ci], elem, chunk, ip, roots[ri], slots, maps[mi].host,
                                             maps[mi].nhosts);
