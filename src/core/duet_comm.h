@@ -5,6 +5,7 @@
 #ifndef DUET_COMM_H
 #define DUET_COMM_H
 
+#include <sched.h>
 #include "boot/duet_boot.h"
 #include "heap/duet_heap.h"
 
@@ -53,6 +54,8 @@ struct duet_comm {
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
     int *host_of;          /* root communicator: each rank's host (shm-reachable sets, by first rank) */
+    cpu_set_t helper_cpus; /* root communicator: the CPUs of this host no rank is bound to, where
+                            * helper threads run (duet_cpus.h); empty: none */
     int *coll_host;        /* host of each rank for the collectives (duet_coll_hosts.c), or NULL */
     int coll_nhosts;       /* 0 until known */
     duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */

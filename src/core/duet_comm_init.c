@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/duet_comm.h"
+#include "core/duet_cpus.h"
 #include "core/duet_ft.h"
 #include "core/duet_host.h"
 #include "tport/duet_tport_net.h"
@@ -33,7 +34,7 @@ typedef struct {
 /* More ranks on this machine than CPUs they can run on: waiting ranks must yield at once,
  * since spinning only delays the peer that would end the wait. The machine, not the shm
  * domain: containers with their own /dev/shm still share the CPUs. */
-static int host_oversubscribed(const rank_info_t *all, int n, const duet_host_key_t *me)
+static int host_oversubscribed(const rank_info_t *all, int n, const duet_host_key_t *me, cpu_set_t *spare)
 {
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
@@ -43,6 +44,7 @@ static int host_oversubscribed(const rank_info_t *all, int n, const duet_host_ke
         local++;
         CPU_OR(&cpus, &cpus, &all[r].cpus);
     }
+    duet_cpus_spare(&cpus, (int)sysconf(_SC_NPROCESSORS_CONF), spare); /* for helper threads */
     return local > CPU_COUNT(&cpus);
 }
 
@@ -73,9 +75,10 @@ static duet_status_t refuse_remote(const rank_info_t *all, int n, int me, duet_n
 
 /* Compares every rank's view of the job (one allgather); *pids gets each rank's process id
  * for the failure detector (duet_ft.c; the caller frees it), *shm 1 for each rank whose
- * segment I map (the others go over the net transport; the caller frees it too). */
-static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, int32_t **pids,
-                                 unsigned char **shm, int **host_of)
+ * segment I map (the others go over the net transport; the caller frees it too), *spare the
+ * CPUs of this host no rank is bound to (duet_cpus.h). */
+static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubscribed, cpu_set_t *spare,
+                                 int32_t **pids, unsigned char **shm, int **host_of)
 {
     duet_net_mode_t mode = duet_host_net_mode();
     rank_info_t mine = {.heap_size = heap_size, .pid = (int32_t)getpid(), .net_mode = (int32_t)mode};
@@ -109,7 +112,7 @@ static duet_status_t check_peers(duet_boot_t *b, size_t heap_size, int *oversubs
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
     for (int r = 0; st == DUET_OK && r < n; r++)
         (*shm)[r] = r == me || (mode != DUET_NET_FORCE && (duet_host_reach(&mine.key, &all[r].key) & DUET_HOST_SHM));
-    if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, n, &mine.key);
+    if (st == DUET_OK) *oversubscribed = host_oversubscribed(all, n, &mine.key, spare);
     /* each rank's host for the collectives (duet_coll_hosts.c): the sets of shm-reachable
      * ranks, numbered by their first rank, whatever DUET_NET says */
     if (st == DUET_OK && !(*host_of = malloc(sizeof **host_of * (size_t)n)))
@@ -169,7 +172,8 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
         for (int r = 0; st == DUET_OK && r < c->size; r++) c->heap_pe[r] = r;
         unsigned char *shm = NULL;
-        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->pids, &shm, &c->host_of);
+        if (st == DUET_OK) st = check_peers(&c->boot, heap_size, &oversubscribed, &c->helper_cpus, &c->pids, &shm,
+                                               &c->host_of);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag, shm);
         free(shm);
         if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag, device);

@@ -133,7 +133,13 @@ duet_status_t duet_proxy_inbox_send(duet_proxy_inbox_t *ib, int pe, const duet_p
 
 const duet_proxy_msg_t *duet_proxy_inbox_peek(const duet_proxy_inbox_t *ib, int origin)
 {
-    uint64_t m = ib->recvd[origin] + 1;
+    return duet_proxy_inbox_peek_at(ib, origin, 0);
+}
+
+const duet_proxy_msg_t *duet_proxy_inbox_peek_at(const duet_proxy_inbox_t *ib, int origin, int k)
+{
+    if (k < 0 || k >= ib->slots) return NULL;
+    uint64_t m = ib->recvd[origin] + 1 + (uint64_t)k;
     const duet_proxy_slot_t *s = (const duet_proxy_slot_t *)(const void *)(ib->block + inbox_at(ib, origin, m));
     if (atomic_load_explicit((_Atomic uint64_t *)&s->seq, memory_order_acquire) != m) return NULL;
     return &s->msg;

@@ -116,6 +116,10 @@ static inline const duet_proxy_reply_t *duet_proxy_inbox_reply(const duet_proxy_
 /* The next message from origin (its payload at (char *)msg + DUET_PROXY_HDR), or NULL when it
  * has not arrived. Stays valid until answered. */
 const duet_proxy_msg_t *duet_proxy_inbox_peek(const duet_proxy_inbox_t *ib, int origin);
+/* The k-th unanswered message from origin (k = 0: peek's), or NULL when it has not arrived
+ * (or k is not below slots); so several may be applied before the first is answered. Answers
+ * still go in order (answer takes the oldest). */
+const duet_proxy_msg_t *duet_proxy_inbox_peek_at(const duet_proxy_inbox_t *ib, int origin, int k);
 /* Answers the peeked message of origin and releases its slot: a reply header (status, result)
  * with `len` payload bytes from frame + DUET_PROXY_HDR (frame NULL when len == 0; else a
  * caller buffer as in send), a fence, then the ack. */

@@ -21,7 +21,10 @@
  *       words: each returned value and the final words;
  *     - fence: put data; fence; p flag, 2000 rounds: the receiver never sees a flag ahead of
  *       the data;
- *     - quiet: a put_nbi + quiet, then a host barrier: the target reads the data.
+ *     - quiet: a put_nbi + quiet, then a host barrier: the target reads the data;
+ *     - quiet seen by a third pe (3+ ranks): 16 blocks of rank 0 each put 64 KiB to rank 1,
+ *       quiet, then signal rank 2, whose matching block gets the slice from rank 1 and
+ *       compares it, 6 rounds of new patterns: no stale byte.
  *   test_gpu_proxy dead   (under duetrun --ft) the last rank dies while rank 0's kernel loops
  *     put_nbi + quiet to it: quiet must return DUET_ERR_PEER_FAILED (or the abort status that
  *     the failure detector sets) within DEADLINE_S, and the kernel ends.
@@ -316,6 +319,33 @@ static void test_fence(char *words)
     barrier("fence end");
 }
 
+/* Every block's quiet covers its own puts, seen by a third pe (3 ranks or more): rank 0's
+ * blocks put to rank 1, quiet, then signal rank 2, whose blocks then get the data from rank 1
+ * (px_quiet_kernel). Many blocks, so quiets of some blocks are taken while the puts of others
+ * are still in flight (the proxy does not drain its pipeline at a quiet). */
+static void test_quiet_third_party(char *region, uint64_t *sigs)
+{
+    enum { BLOCKS = 16, ROUNDS = 6 };
+    const size_t slice = 64 << 10;
+    dt_set_context("quiet seen by a third pe");
+    if (npes < 3) return; /* needs an observer that is neither origin nor target */
+    char *dlocal;
+    CU(cudaMalloc((void **)&dlocal, BLOCKS * slice));
+    CU(cudaMemset(sigs, 0, BLOCKS * sizeof *sigs));
+    CU(cudaDeviceSynchronize());
+    barrier("quiet start");
+    for (int r = 1; r <= ROUNDS; r++) {
+        if (me == 0 || me == 2)
+            KU(px_quiet(H, me == 0 ? 0 : 1, r, BLOCKS, region, dlocal, slice, sigs, 1, 2, dcount, dstatus));
+        int st = dev_status();
+        EXPECT(st == 0, "round %d: a quiet or wait returned %d", r, st);
+        unsigned long long bad = dev_count();
+        EXPECT(bad == 0, "round %d: rank 2 got %llu stale bytes from rank 1 after rank 0's quiets", r, bad);
+        barrier("quiet round");
+    }
+    CU(cudaFree(dlocal));
+}
+
 static void scenario_api(void)
 {
     size_t region_bytes = (size_t)npes * SLOT;
@@ -343,6 +373,7 @@ static void scenario_api(void)
     STEP(test_fetch_add((uint64_t *)(void *)(words + 512)));
     STEP(test_amo_single(words + 1024));
     STEP(test_fence(words + 2048));
+    STEP(test_quiet_third_party(region, (uint64_t *)(void *)(words + 3072)));
 #undef STEP
     dt_set_context("teardown");
     barrier("teardown");

@@ -226,6 +226,54 @@ extern "C" int px_fence(duet_device_comm_t h, uint64_t *data, uint64_t *flag, ui
     return (int)(e != cudaSuccess ? e : cudaDeviceSynchronize());
 }
 
+/* Quiet seen by a third party, round r. On the origin (role 0): block b fills its slice of
+ * local (slice bytes) with pattern(r, b), put_block_nbi's it into sym + b * slice on `data_pe`,
+ * quiet_block, then thread 0 sets sig[b] = r on `obs_pe`. On the observer (role 1): block b
+ * waits for its sig[b] >= r, then get_block's that slice from `data_pe` into local and counts
+ * the bytes that differ from pattern(r, b) into *errors. A quiet that completed before its own
+ * puts were applied at data_pe shows as stale bytes. */
+static __device__ unsigned char quiet_pattern(int r, int b, size_t j)
+{
+    return (unsigned char)((unsigned)r * 131u + (unsigned)b * 7u + (unsigned)(j * 13u) + (unsigned)(j >> 9));
+}
+
+__global__ void px_quiet_kernel(duet_device_comm_t h, int role, int r, char *sym, char *local, size_t slice,
+                                uint64_t *sig, int data_pe, int obs_pe, unsigned long long *errors, int *status)
+{
+    int b = blockIdx.x;
+    char *mine = local + (size_t)b * slice;
+    if (role == 0) {
+        for (size_t j = threadIdx.x; j < slice; j += blockDim.x) mine[j] = (char)quiet_pattern(r, b, j);
+        __syncthreads();
+        duet_dev_put_block_nbi(h, sym + (size_t)b * slice, mine, slice, data_pe);
+        int st = duet_dev_quiet_block(h);
+        if (threadIdx.x == 0) {
+            if (st) atomicCAS(status, 0, st);
+            duet_dev_signal_op(h, sig + b, (uint64_t)r, DUET_SIGNAL_SET, obs_pe);
+        }
+        return;
+    }
+    __shared__ int wst;
+    if (threadIdx.x == 0) wst = duet_dev_wait_until(h, sig + b, DUET_CMP_GE, (uint64_t)r);
+    __syncthreads();
+    if (wst) {
+        if (threadIdx.x == 0) atomicCAS(status, 0, wst);
+        return;
+    }
+    duet_dev_get_block(h, mine, sym + (size_t)b * slice, slice, data_pe);
+    unsigned long long bad = 0;
+    for (size_t j = threadIdx.x; j < slice; j += blockDim.x) bad += (unsigned char)mine[j] != quiet_pattern(r, b, j);
+    if (bad) atomicAdd(errors, bad);
+}
+
+extern "C" int px_quiet(duet_device_comm_t h, int role, int r, int blocks, char *sym, char *local, size_t slice,
+                        uint64_t *sig, int data_pe, int obs_pe, unsigned long long *errors, int *status)
+{
+    px_quiet_kernel<<<blocks, PX_THREADS>>>(h, role, r, sym, local, slice, sig, data_pe, obs_pe, errors, status);
+    cudaError_t e = cudaGetLastError();
+    return (int)(e != cudaSuccess ? e : cudaDeviceSynchronize());
+}
+
 /* Puts to a pe that dies: 64-byte put_nbi + quiet in a loop until quiet fails (or max
  * rounds); *status gets the failure, *rounds_done the rounds. Launched without waiting;
  * *started (mapped) set first. */

@@ -30,6 +30,8 @@ int px_amo_single(duet_device_comm_t h, uint64_t *w64, int32_t *w32, uint64_t a,
                   uint64_t *out, int *status);
 int px_fence(duet_device_comm_t h, uint64_t *data, uint64_t *flag, uint64_t *src, int to, int rounds,
              unsigned long long *errors, int *status);
+int px_quiet(duet_device_comm_t h, int role, int r, int blocks, char *sym, char *local, size_t slice,
+             uint64_t *sig, int data_pe, int obs_pe, unsigned long long *errors, int *status);
 int px_dead_launch(duet_device_comm_t h, char *sym, const char *local, int pe, long max_rounds, volatile int *started,
                    int *status, long *rounds_done, void *stream);
 

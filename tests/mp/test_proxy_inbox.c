@@ -6,7 +6,9 @@
  *   - a creation where no rank wants an inbox gives NULL on every rank; one where only rank 0
  *     wants it gives one on every rank;
  *   - every message arrives once, in order (its number, kind, operands), payload lengths 0 ..
- *     chunk (odd chunk, 3 slots, so slots wrap many times and flow control blocks);
+ *     chunk (odd chunk, 3 slots, so slots wrap many times and flow control blocks); the target
+ *     looks at every arrived message through peek_at before answering them in order (the
+ *     proxy's batches), and peek_at beyond the slots gives nothing;
  *   - every payload byte (a stream keyed by origin, target, message number and the seed);
  *   - every reply: status, result (the payload's byte sum), its payload (the first half of the
  *     message's, each byte xor 0x5a), read after the ack;
@@ -40,6 +42,21 @@ static size_t msg_len(int from, int to, uint64_t m)
 }
 
 static uint64_t msg_key(int from, int to, uint64_t m) { return key3(seed + 7, (uint64_t)(from * 4096 + to), m); }
+
+/* Message m from `from`, as it lies in my inbox: its header and payload as sent. */
+static void check_msg(const duet_proxy_msg_t *msg, int from, int me, uint64_t m)
+{
+    size_t len = msg_len(from, me, m);
+    EXPECT(msg->kind == (uint32_t)(m % 3 + 1) && msg->arg == (uint32_t)from && msg->off == m * 3 && msg->len == len &&
+               msg->value == (m ^ 0xabc) && msg->cond == ~m && msg->aux == (uint64_t)me,
+           "message %llu from %d: header differs (kind %u arg %u off %llu len %llu, expected len %zu)",
+           (unsigned long long)m, from, msg->kind, msg->arg, (unsigned long long)msg->off,
+           (unsigned long long)msg->len, len);
+    const unsigned char *pl = (const unsigned char *)msg + DUET_PROXY_HDR;
+    size_t n = msg->len <= CHUNK ? msg->len : 0;
+    EXPECT(stream_diff(pl, n, msg_key(from, me, m)) == (size_t)-1 || n == 0, "message %llu from %d: payload differs",
+           (unsigned long long)m, from);
+}
 
 int main(int argc, char **argv)
 {
@@ -111,25 +128,28 @@ int main(int argc, char **argv)
                 moved = 1;
             }
             if (ib->sent[p] == NMSG && !done[p * 3]) done[p * 3] = 1, todo--;
-            /* serve what p sent me */
-            const duet_proxy_msg_t *msg;
-            while ((msg = duet_proxy_inbox_peek(ib, p)) != NULL) {
+            /* serve what p sent me, in batches as the proxy does: every arrived message is
+             * checked through peek_at first, then all are answered in order */
+            int n = 0;
+            while (n < SLOTS && duet_proxy_inbox_peek_at(ib, p, n) != NULL) {
+                check_msg(duet_proxy_inbox_peek_at(ib, p, n), p, me, ib->recvd[p] + 1 + (uint64_t)n);
+                n++;
+            }
+            EXPECT(duet_proxy_inbox_peek_at(ib, p, SLOTS) == NULL && duet_proxy_inbox_peek_at(ib, p, -1) == NULL,
+                   "peek_at beyond the slots gave a message");
+            EXPECT(n == 0 || duet_proxy_inbox_peek(ib, p) == duet_proxy_inbox_peek_at(ib, p, 0),
+                   "peek and peek_at(0) differ");
+            for (int k = 0; k < n; k++) {
+                const duet_proxy_msg_t *msg = duet_proxy_inbox_peek(ib, p);
                 uint64_t m = ib->recvd[p] + 1;
-                size_t len = msg_len(p, me, m);
-                EXPECT(msg->kind == (uint32_t)(m % 3 + 1) && msg->arg == (uint32_t)p && msg->off == m * 3 &&
-                       msg->len == len && msg->value == (m ^ 0xabc) && msg->cond == ~m && msg->aux == (uint64_t)me,
-                       "message %llu from %d: header differs (kind %u arg %u off %llu len %llu, expected len %zu)",
-                       (unsigned long long)m, p, msg->kind, msg->arg, (unsigned long long)msg->off,
-                       (unsigned long long)msg->len, len);
+                CHECK(msg, "message %llu from %d, seen by peek_at, is gone before its answer", (unsigned long long)m, p);
                 const unsigned char *pl = (const unsigned char *)msg + DUET_PROXY_HDR;
-                size_t n = msg->len <= CHUNK ? msg->len : 0;
-                EXPECT(stream_diff(pl, n, msg_key(p, me, m)) == (size_t)-1 || n == 0,
-                       "message %llu from %d: payload differs", (unsigned long long)m, p);
+                size_t len = msg->len <= CHUNK ? msg->len : 0;
                 uint64_t sum = 0;
-                for (size_t j = 0; j < n; j++) sum += pl[j];
-                for (size_t j = 0; j < n / 2; j++) rframe[DUET_PROXY_HDR + j] = pl[j] ^ 0x5a;
+                for (size_t j = 0; j < len; j++) sum += pl[j];
+                for (size_t j = 0; j < len / 2; j++) rframe[DUET_PROXY_HDR + j] = pl[j] ^ 0x5a;
                 CHECK_OK(duet_proxy_inbox_answer(ib, p, m % 7 == 0 ? DUET_ERR_INVALID_ARG : DUET_OK, sum,
-                                                 n / 2 ? rframe : NULL, n / 2));
+                                                 len / 2 ? rframe : NULL, len / 2));
                 moved = 1;
             }
             if (ib->recvd[p] == NMSG && !done[p * 3 + 1]) done[p * 3 + 1] = 1, todo--;
