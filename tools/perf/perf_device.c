@@ -6,6 +6,8 @@
  *   pingpong   a kernel on ranks 0 and 1: p + wait_until round trips (time: one round trip)
  *   put        a kernel on rank 0: put_block_nbi of the size, split over up to 4 blocks per SM
  *              (at least 64 KiB each), n times, then quiet (time: one put of the size)
+ *   put1       the same from one block: one put_block_nbi of the whole size (through the GPU
+ *              proxy: one command, cut into the proxy's chunks)
  *
  * Each row's time includes one kernel launch for all of its iterations (a few microseconds
  * over -n iterations).
@@ -115,6 +117,11 @@ static void put_body(perf_t *p, size_t bytes, long n)
     if (p->me == 0) PERF_CUDA(perf_dev_put(dev.h, dev.target, dev.origin, bytes, n, 1, 4 * dev.sms, 512));
 }
 
+static void put1_body(perf_t *p, size_t bytes, long n)
+{
+    if (p->me == 0) PERF_CUDA(perf_dev_put(dev.h, dev.target, dev.origin, bytes, n, 1, 1, 512));
+}
+
 static uint64_t put_verify(perf_t *p, size_t bytes)
 {
     if (p->me != 1 || !bytes) return 0;
@@ -180,6 +187,10 @@ const perf_mode_t perf_device_modes[] = {
      .fixed_bytes = 0, .sized = 1, .pair = 1, .windowed = 0, .default_iters = 100,
      .setup = dev_setup, .body = put_body, .verify = put_verify,
      .help = "in a kernel on rank 0: put_block_nbi to rank 1 over many blocks, then quiet"},
+    {.name = "put1", .dtype = "uint8", .redop = "none", .algo = "device", .elem_size = 1,
+     .fixed_bytes = 0, .sized = 1, .pair = 1, .windowed = 0, .default_iters = 100,
+     .setup = dev_setup, .body = put1_body, .verify = put_verify,
+     .help = "in a kernel on rank 0: one block's put_block_nbi of the size to rank 1, then quiet"},
 };
 const size_t perf_device_nmodes = sizeof perf_device_modes / sizeof perf_device_modes[0];
 
