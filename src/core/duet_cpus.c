@@ -1,7 +1,6 @@
 /*
  * Helper threads off the ranks' cores (duet_cpus.h).
  */
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include "core/duet_cpus.h"
