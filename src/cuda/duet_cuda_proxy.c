@@ -10,7 +10,8 @@
  *   3. advances the ring command in progress, then takes the next one (tickets in order):
  *        PUT     chunks: device -> pinned stage (cudaMemcpyAsync on the staging stream), then
  *                one message per chunk; while a chunk is sent the next one is staged into the
- *                other of two stage frames. The signal of a put_signal is one more message
+ *                other of two stage frames (after the last chunk: the first of the next
+ *                command, when it is a put already published). The signal of a put_signal is one more message
  *                after them. Complete (source reusable) once the last chunk is staged and sent.
  *        GET     one request per chunk; complete when the last chunk's reply is copied in.
  *        AMO     one request; complete when its reply (the old value) is back.
@@ -104,6 +105,9 @@ struct duet_cuda_proxy {
     cudaEvent_t staged[2];        /* recorded after the copy into each frame */
     int st_frame;                 /* the frame that holds (or receives) the chunk at cur_done */
     size_t st_len;                /* its bytes, 0 when no copy into it was issued */
+    uint64_t pf_ticket;           /* a command not taken yet whose first chunk is staged ... */
+    int pf_frame;                 /* ... into this frame ... */
+    size_t pf_len;                /* ... this many bytes (0: none) */
     char hdr[DUET_PROXY_HDR];     /* the frame of messages without payload */
     char *rstage;                 /* pinned, DUET_PROXY_HDR + chunk: replies with data */
     uint64_t *amo_host, *amo_dev; /* mapped word: an atomic's old value */
@@ -318,12 +322,31 @@ static int send_msg(duet_cuda_proxy_t *px, int pe, const duet_proxy_msg_t *msg, 
 
 static char *stage_frame(duet_cuda_proxy_t *px, int f) { return px->stage + (size_t)f * (DUET_PROXY_HDR + px->ib->chunk); }
 
-/* Issues the copy of the current put's bytes [off, off + n) into stage frame f. */
-static cudaError_t stage_issue(duet_cuda_proxy_t *px, int f, size_t off, size_t n)
+/* Issues the copy of n device bytes at src into stage frame f. */
+static cudaError_t stage_issue(duet_cuda_proxy_t *px, int f, uint64_t src, size_t n)
 {
-    cudaError_t err = cudaMemcpyAsync(stage_frame(px, f) + DUET_PROXY_HDR, (const char *)(uintptr_t)px->cur.laddr + off,
-                                      n, cudaMemcpyDefault, px->sstream);
+    cudaError_t err = cudaMemcpyAsync(stage_frame(px, f) + DUET_PROXY_HDR, (const void *)(uintptr_t)src, n,
+                                      cudaMemcpyDefault, px->sstream);
     return err == cudaSuccess ? cudaEventRecord(px->staged[f], px->sstream) : err;
+}
+
+/* While the current put's last chunk is sent: when the next command in the ring is published
+ * and is a put, its first chunk is staged into frame f (take() hands it over), so a
+ * many-block put's commands, one chunk each, also overlap staging and sending. The command
+ * stays in its slot until taken; its source was written before it was published (acquire). */
+static cudaError_t stage_next_command(duet_cuda_proxy_t *px, int f)
+{
+    const duet_proxy_cmd_t *c = &px->ring->cmd[slot_of(px, px->next)];
+    if (__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) != px->next + 1 || (c->op & 0x7f) != DUET_PROXY_PUT || !c->bytes)
+        return cudaSuccess;
+    size_t n = c->bytes < px->ib->chunk ? (size_t)c->bytes : px->ib->chunk;
+    cudaError_t err = stage_issue(px, f, c->laddr, n);
+    if (err == cudaSuccess) {
+        px->pf_ticket = px->next;
+        px->pf_frame = f;
+        px->pf_len = n;
+    }
+    return err;
 }
 
 /* Sends the current put's next chunk when pe has room: waits for its staging copy (issued
@@ -339,12 +362,13 @@ static int put_chunk(duet_cuda_proxy_t *px, duet_status_t *st)
     size_t n = c->bytes - px->cur_done, chunk = px->ib->chunk;
     if (n > chunk) n = chunk;
     int f = px->st_frame;
-    cudaError_t err = px->st_len == n ? cudaSuccess : stage_issue(px, f, px->cur_done, n);
+    cudaError_t err = px->st_len == n ? cudaSuccess : stage_issue(px, f, c->laddr + px->cur_done, n);
     if (err == cudaSuccess) err = cudaEventSynchronize(px->staged[f]);
     size_t next = px->cur_done + n, next_n = c->bytes - next < chunk ? c->bytes - next : chunk;
     px->st_len = 0;
-    if (err == cudaSuccess && next_n && (err = stage_issue(px, 1 - f, next, next_n)) == cudaSuccess)
+    if (err == cudaSuccess && next_n && (err = stage_issue(px, 1 - f, c->laddr + next, next_n)) == cudaSuccess)
         px->st_len = next_n;
+    if (err == cudaSuccess && !next_n) err = stage_next_command(px, 1 - f);
     if (err != cudaSuccess) {
         *st = DUET_CUDA_FAIL_RT(err, "GPU proxy of rank %d: staging %zu bytes of a device put to rank %d (source %p)",
                                 px->g->my_pe, n, c->pe, (void *)(uintptr_t)c->laddr);
@@ -511,6 +535,11 @@ static int take(duet_cuda_proxy_t *px)
     px->cur_done = 0;
     px->cur_sig_sent = 0;
     px->st_len = 0;
+    if (px->pf_len && px->pf_ticket == t) { /* its first chunk is staged already */
+        px->st_frame = px->pf_frame;
+        px->st_len = px->pf_len;
+    }
+    px->pf_len = 0;
     px->busy = 1;
     px->next = t + 1;
     if (!(px->cur.op & DUET_PROXY_BLOCKING)) /* copied out: the slot is free for ticket t + SLOTS */
