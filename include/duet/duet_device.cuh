@@ -380,8 +380,15 @@ static __device__ __forceinline__ int px_put_(const duet_device_comm_t &h, void 
                                               uint64_t value = 0, int sig_op = 0)
 {
     if (bytes == 0 && !sig) return DUET_OK;
-    return px_call_(h, DUET_PROXY_PUT, blocking, pe, heap_off_(h, dest), src, bytes, value, 0,
-                    sig ? heap_off_(h, sig) : DUET_PROXY_NO_SIGNAL, (unsigned)sig_op, 0, 0);
+    uint64_t sig_off = sig ? heap_off_(h, sig) : DUET_PROXY_NO_SIGNAL;
+    if (bytes > 0 && bytes <= DUET_PROXY_INLINE_MAX) { /* the bytes ride in the command: no staging copy */
+        uint64_t w = 0;
+        for (size_t i = 0; i < bytes; i++) w |= (uint64_t)((const unsigned char *)src)[i] << (8 * i);
+        return px_call_(h, DUET_PROXY_PUT | DUET_PROXY_INLINE, blocking, pe, heap_off_(h, dest), nullptr, bytes, value,
+                        w, sig_off, (unsigned)sig_op, 0, 0);
+    }
+    return px_call_(h, DUET_PROXY_PUT, blocking, pe, heap_off_(h, dest), src, bytes, value, 0, sig_off,
+                    (unsigned)sig_op, 0, 0);
 }
 static __device__ __forceinline__ int px_get_(const duet_device_comm_t &h, void *dest, const void *src, size_t bytes,
                                               int pe, bool blocking)

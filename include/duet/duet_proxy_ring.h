@@ -39,8 +39,13 @@ enum {
                           * operand value, compare cond; the old value in done.result */
     DUET_PROXY_SIGNAL = 4, /* signal update (sig_op) of the uint64 at sig_off on pe by value */
     DUET_PROXY_QUIET = 5,  /* completes when every earlier command is complete at its target */
-    DUET_PROXY_BLOCKING = 0x80
+    DUET_PROXY_INLINE = 0x40, /* PUT of at most DUET_PROXY_INLINE_MAX bytes: they ride in cond
+                               * (little-endian, first byte lowest), laddr unused */
+    DUET_PROXY_BLOCKING = 0x80,
+    DUET_PROXY_OP_MASK = 0x3f
 };
+
+#define DUET_PROXY_INLINE_MAX 8u
 
 /* cmd.amo_op: the order of the library's duet_amo_op_t (checked where the proxy is built) */
 enum {
@@ -51,7 +56,7 @@ enum {
 
 typedef struct duet_proxy_cmd {
     uint64_t ready;   /* ticket + 1, stored last (release) */
-    uint8_t op;       /* DUET_PROXY_* (| DUET_PROXY_BLOCKING) */
+    uint8_t op;       /* DUET_PROXY_* (| DUET_PROXY_INLINE, DUET_PROXY_BLOCKING) */
     uint8_t sig_op;   /* DUET_SIGNAL_SET / _ADD */
     uint8_t amo_op;   /* duet_amo_op_t */
     uint8_t width;    /* atomics: 4 or 8 */
@@ -60,7 +65,7 @@ typedef struct duet_proxy_cmd {
     uint64_t laddr;   /* local device address (put source, get destination) */
     uint64_t bytes;
     uint64_t value;   /* signal value, atomic operand */
-    uint64_t cond;    /* compare_swap's compare value */
+    uint64_t cond;    /* compare_swap's compare value; an inline put's bytes */
     uint64_t sig_off; /* put with signal: the signal's offset, else DUET_PROXY_NO_SIGNAL */
 } duet_proxy_cmd_t;
 

@@ -108,7 +108,8 @@ struct duet_cuda_proxy {
     uint64_t pf_ticket;           /* a command not taken yet whose first chunk is staged ... */
     int pf_frame;                 /* ... into this frame ... */
     size_t pf_len;                /* ... this many bytes (0: none) */
-    char hdr[DUET_PROXY_HDR];     /* the frame of messages without payload */
+    char hdr[DUET_PROXY_HDR + DUET_PROXY_INLINE_MAX]; /* the frame of messages without payload, or
+                                                       * with an inline put's few bytes */
     char *rstage;                 /* pinned, DUET_PROXY_HDR + chunk: replies with data */
     uint64_t *amo_host, *amo_dev; /* mapped word: an atomic's old value */
     int block_pinned;             /* the inbox's block is registered with CUDA (see proxy_make) */
@@ -337,8 +338,8 @@ static cudaError_t stage_issue(duet_cuda_proxy_t *px, int f, uint64_t src, size_
 static cudaError_t stage_next_command(duet_cuda_proxy_t *px, int f)
 {
     const duet_proxy_cmd_t *c = &px->ring->cmd[slot_of(px, px->next)];
-    if (__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) != px->next + 1 || (c->op & 0x7f) != DUET_PROXY_PUT || !c->bytes)
-        return cudaSuccess;
+    if (__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) != px->next + 1) return cudaSuccess;
+    if ((c->op & DUET_PROXY_OP_MASK) != DUET_PROXY_PUT || (c->op & DUET_PROXY_INLINE) || !c->bytes) return cudaSuccess;
     size_t n = c->bytes < px->ib->chunk ? (size_t)c->bytes : px->ib->chunk;
     cudaError_t err = stage_issue(px, f, c->laddr, n);
     if (err == cudaSuccess) {
@@ -359,6 +360,18 @@ static int put_chunk(duet_cuda_proxy_t *px, duet_status_t *st)
 {
     duet_proxy_cmd_t *c = &px->cur;
     if (!duet_proxy_inbox_room(px->ib, c->pe, px->harvested[c->pe])) return 0;
+    if (c->op & DUET_PROXY_INLINE) { /* the bytes came in the command */
+        if (c->bytes > DUET_PROXY_INLINE_MAX) {
+            *st = DUET_FAIL(DUET_ERR_INTERNAL, CUDA, "GPU proxy of rank %d: an inline put of %llu bytes", px->g->my_pe,
+                            (unsigned long long)c->bytes);
+            return 1;
+        }
+        memcpy(px->hdr + DUET_PROXY_HDR, &c->cond, (size_t)c->bytes);
+        duet_proxy_msg_t msg = {.kind = MSG_PUT, .off = c->roff, .len = c->bytes};
+        send_msg(px, c->pe, &msg, (pend_t){.kind = PEND_PLAIN}, px->hdr, st);
+        if (!*st) px->cur_done = c->bytes;
+        return 1;
+    }
     size_t n = c->bytes - px->cur_done, chunk = px->ib->chunk;
     if (n > chunk) n = chunk;
     int f = px->st_frame;
@@ -389,8 +402,8 @@ static void finish_cur(duet_cuda_proxy_t *px, duet_status_t st)
     note_failure(px, st, 0);
     px->st_len = 0; /* a copy still in flight into a frame is waited for before the frame is read */
     if ((px->cur.op & DUET_PROXY_BLOCKING) &&
-        ((px->cur.op & 0x7f) == DUET_PROXY_PUT || (px->cur.op & 0x7f) == DUET_PROXY_SIGNAL ||
-         (px->cur.op & 0x7f) == DUET_PROXY_QUIET || st))
+        (st || (px->cur.op & DUET_PROXY_OP_MASK) == DUET_PROXY_PUT ||
+         (px->cur.op & DUET_PROXY_OP_MASK) == DUET_PROXY_SIGNAL || (px->cur.op & DUET_PROXY_OP_MASK) == DUET_PROXY_QUIET))
         complete_ticket(px, px->cur_ticket, st, 0);
     px->busy = 0;
 }
@@ -438,7 +451,7 @@ static int complete_quiets(duet_cuda_proxy_t *px)
 static int advance(duet_cuda_proxy_t *px)
 {
     duet_proxy_cmd_t *c = &px->cur;
-    int op = c->op & 0x7f, moved = 0;
+    int op = c->op & DUET_PROXY_OP_MASK, moved = 0;
     duet_status_t st = DUET_OK;
     int abort = atomic_load_explicit(&duet_comm_ft(px->root)->abort, memory_order_acquire);
     if (abort) {
