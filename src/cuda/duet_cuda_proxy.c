@@ -11,8 +11,10 @@
  *        PUT     chunks: device -> pinned stage (cudaMemcpyAsync on the staging stream), then
  *                one message per chunk; while a chunk is sent the next one is staged into the
  *                other of two stage frames (after the last chunk: the first of the next
- *                command, when it is a put already published). The signal of a put_signal is one more message
- *                after them. Complete (source reusable) once the last chunk is staged and sent.
+ *                command, when it is a put already published). A put of at most 8 bytes
+ *                carries them in the command (DUET_PROXY_INLINE): no staging. The signal of a
+ *                put_signal is one more message after the data. Complete (source reusable) once
+ *                the last chunk is staged and sent.
  *        GET     one request per chunk; complete when the last chunk's reply is copied in.
  *        AMO     one request; complete when its reply (the old value) is back.
  *        SIGNAL  one message.
