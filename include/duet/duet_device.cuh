@@ -423,6 +423,23 @@ template <typename T> static __device__ __forceinline__ T from_wbits_(uint64_t v
     if constexpr (sizeof(T) == 4) return bits_<T>((uint32_t)v);
     else return bits_<T>(v);
 }
+/* A _warp / _block form's call to a remote pe: the group syncs (so one thread's release
+ * covers every thread's stores), one thread posts the one command for the whole transfer
+ * (post; the blocking forms' post waits for it), and, with `again`, the group syncs once more
+ * so that every thread returns after it. */
+template <typename Post> static __device__ __forceinline__ void px_warp_(Post post, bool again)
+{
+    __syncwarp();
+    if (lane_id() == 0) post();
+    if (again) __syncwarp();
+}
+template <typename Post> static __device__ __forceinline__ void px_block_(Post post, bool again)
+{
+    __syncthreads();
+    if (block_tid() == 0) post();
+    if (again) __syncthreads();
+}
+
 /* QUIET through the proxy: every command posted before it is complete at its target. */
 static __device__ __forceinline__ int px_quiet_(const duet_device_comm_t &h)
 {
@@ -535,15 +552,13 @@ static __device__ __forceinline__ void duet_dev_get(const duet_device_comm_t &h,
     duet_dev_get_nbi(h, dest, src, bytes, pe);
 }
 
-/* Remote pes (the proxy) in the _warp / _block forms: the group syncs (so one thread's
- * release covers every thread's stores), one thread posts one command for the whole transfer
- * and, for the blocking forms, waits for it; the group syncs again. */
+/* Remote pes (the proxy) in the _warp / _block forms: one command for the whole transfer,
+ * posted by one thread of the group (px_warp_ / px_block_). */
 static __device__ __forceinline__ void duet_dev_put_warp_nbi(const duet_device_comm_t &h, void *dest,
                                                              const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false);
+        duet_dev_detail::px_warp_([&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false); }, false);
         return;
     }
     duet_dev_detail::copy(duet_dev_detail::mapped_ptr_(h, dest, pe), src, bytes, duet_dev_detail::lane_id(), 32);
@@ -552,9 +567,7 @@ static __device__ __forceinline__ void duet_dev_put_warp(const duet_device_comm_
                                                          const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true);
-        __syncwarp();
+        duet_dev_detail::px_warp_([&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true); }, true);
         return;
     }
     duet_dev_put_warp_nbi(h, dest, src, bytes, pe);
@@ -564,8 +577,7 @@ static __device__ __forceinline__ void duet_dev_get_warp_nbi(const duet_device_c
                                                              const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false);
+        duet_dev_detail::px_warp_([&] { (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false); }, false);
         return;
     }
     duet_dev_detail::copy(dest, duet_dev_detail::mapped_ptr_(h, src, pe), bytes, duet_dev_detail::lane_id(), 32);
@@ -574,9 +586,7 @@ static __device__ __forceinline__ void duet_dev_get_warp(const duet_device_comm_
                                                          const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true);
-        __syncwarp();
+        duet_dev_detail::px_warp_([&] { (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true); }, true);
         return;
     }
     duet_dev_get_warp_nbi(h, dest, src, bytes, pe);
@@ -587,8 +597,7 @@ static __device__ __forceinline__ void duet_dev_put_block_nbi(const duet_device_
                                                               const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false);
+        duet_dev_detail::px_block_([&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false); }, false);
         return;
     }
     duet_dev_detail::copy(duet_dev_detail::mapped_ptr_(h, dest, pe), src, bytes, duet_dev_detail::block_tid(),
@@ -598,9 +607,7 @@ static __device__ __forceinline__ void duet_dev_put_block(const duet_device_comm
                                                           const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true);
-        __syncthreads();
+        duet_dev_detail::px_block_([&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true); }, true);
         return;
     }
     duet_dev_put_block_nbi(h, dest, src, bytes, pe);
@@ -610,8 +617,7 @@ static __device__ __forceinline__ void duet_dev_get_block_nbi(const duet_device_
                                                               const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false);
+        duet_dev_detail::px_block_([&] { (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, false); }, false);
         return;
     }
     duet_dev_detail::copy(dest, duet_dev_detail::mapped_ptr_(h, src, pe), bytes, duet_dev_detail::block_tid(),
@@ -621,9 +627,7 @@ static __device__ __forceinline__ void duet_dev_get_block(const duet_device_comm
                                                           const void *src, size_t bytes, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0) (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true);
-        __syncthreads();
+        duet_dev_detail::px_block_([&] { (void)duet_dev_detail::px_get_(h, dest, src, bytes, pe, true); }, true);
         return;
     }
     duet_dev_get_block_nbi(h, dest, src, bytes, pe);
@@ -675,10 +679,8 @@ static __device__ __forceinline__ void duet_dev_put_signal_warp(const duet_devic
                                                                 int sig_op, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0)
-            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op);
-        __syncwarp();
+        duet_dev_detail::px_warp_(
+            [&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op); }, true);
         return;
     }
     duet_dev_put_warp_nbi(h, dest, src, bytes, pe);
@@ -692,10 +694,8 @@ static __device__ __forceinline__ void duet_dev_put_signal_warp_nbi(
     uint64_t value, int sig_op, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncwarp();
-        if (duet_dev_detail::lane_id() == 0)
-            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op);
-        __syncwarp();
+        duet_dev_detail::px_warp_(
+            [&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op); }, true);
         return;
     }
     duet_dev_put_signal_warp(h, dest, src, bytes, sig_addr, value, sig_op, pe);
@@ -706,10 +706,8 @@ static __device__ __forceinline__ void duet_dev_put_signal_block(const duet_devi
                                                                  int sig_op, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0)
-            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op);
-        __syncthreads();
+        duet_dev_detail::px_block_(
+            [&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, true, sig_addr, value, sig_op); }, true);
         return;
     }
     duet_dev_put_block_nbi(h, dest, src, bytes, pe);
@@ -722,9 +720,8 @@ static __device__ __forceinline__ void duet_dev_put_signal_block_nbi(
     uint64_t value, int sig_op, int pe)
 {
     if (duet_dev_detail::remote_(h, pe)) {
-        __syncthreads();
-        if (duet_dev_detail::block_tid() == 0)
-            (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op);
+        duet_dev_detail::px_block_(
+            [&] { (void)duet_dev_detail::px_put_(h, dest, src, bytes, pe, false, sig_addr, value, sig_op); }, false);
         return;
     }
     duet_dev_put_signal_block(h, dest, src, bytes, sig_addr, value, sig_op, pe);

@@ -106,6 +106,10 @@ static void test_put_get(int tag, int nbi, int from_device)
             EXPECT_OK(duet_get(W, host, p, n, next));
         }
         CUDA_OK(cudaMemset(dev, 0, n));
+        /* the memset runs on the legacy stream and the get on Duet's own, which does not wait
+         * for it: unsynchronized, the memset could zero bytes the get already wrote (seen once
+         * on the H200: two wrong bytes of 1 MiB) */
+        CUDA_OK(cudaDeviceSynchronize());
         EXPECT_OK(duet_get(W, dev, p, n, next));
         uint8_t *host2 = malloc(n);
         CUDA_OK(cudaMemcpy(host2, dev, n, cudaMemcpyDeviceToHost));
