@@ -183,6 +183,31 @@ int duet_parse_secs(const char *text, double *out);
 /* The only reader of variables that belong to other launchers (OMPI_*, SLURM_*, RANK, ...). */
 const char *duet_foreign_env(const char *name);
 
+/* ---------------------------------------------------------------- hashes (duet_util_hash.c)
+ * SHA-256 and HMAC-SHA-256: the bootstrap proves knowledge of the job secret with them, and
+ * names that others can list (/dev/shm, abstract sockets) are derived with them, so neither
+ * reveals the secret (docs/SECURITY.md). */
+#define DUET_SHA256_BYTES 32
+typedef struct {
+    uint32_t state[8];
+    uint64_t bytes; /* hashed so far */
+    uint8_t block[64];
+    size_t held;    /* bytes of block in use */
+} duet_sha256_t;
+void duet_sha256_init(duet_sha256_t *s);
+void duet_sha256_update(duet_sha256_t *s, const void *data, size_t len);
+void duet_sha256_final(duet_sha256_t *s, uint8_t out[DUET_SHA256_BYTES]); /* wipes *s */
+
+/* One piece of an HMAC's message: the message is the pieces one after the other. */
+typedef struct {
+    const void *data;
+    size_t len;
+} duet_hash_part_t;
+void duet_hmac_sha256(const void *key, size_t key_len, const duet_hash_part_t *parts, int nparts,
+                      uint8_t out[DUET_SHA256_BYTES]);
+/* 1 when the two are equal; takes the same time wherever they differ. */
+int duet_bytes_equal_ct(const void *a, const void *b, size_t len);
+
 /* ---------------------------------------------------------------- clocks (duet_util_clock.c) */
 uint64_t duet_time_ns(void); /* CLOCK_MONOTONIC */
 static inline double duet_time_s(void) { return (double)duet_time_ns() * 1e-9; }
