@@ -28,8 +28,10 @@
  * failing rank is reported and the others go on (the library's failure detector tells them);
  * the exit code is then 1 if a rank exited non-zero, else 0, unless every rank was killed.
  *
- * Cleanup. When every rank is gone, /dev/shm/duet-<secret>* is unlinked: ranks name their
- * shared memory that way, and a rank killed mid-run cannot unlink its own.
+ * Cleanup. When every rank is gone, /dev/shm/duet-<job part>-* is unlinked: ranks name their
+ * shared memory that way (the job part a keyed hash of the secret, which the names never
+ * show), and a rank killed during its set-up cannot unlink its own. If duetrun itself is
+ * killed, the next job of the user removes them (the library's duet_heap_reclaim.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -55,6 +57,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include "boot/duet_boot.h" /* duet_hex_decode */
 #include "util/duet_util.h"
 
 #define MAX_RANKS 4096
@@ -587,10 +590,16 @@ static void run_event_loop(job_t *job)
 
 /* ------------------------------------------------------------------ cleanup */
 
+/* The job's names start with duet-<job part>, a keyed hash of the secret (the library's
+ * duet_name_job_part): the ones its ranks could not unlink because they were killed. */
 static void remove_job_shm(const char *secret)
 {
-    char prefix[48];
-    size_t len = (size_t)snprintf(prefix, sizeof prefix, "duet-%s", secret);
+    uint8_t raw[16];
+    char part[DUET_NAME_JOB_HEX + 1], prefix[48];
+    if (duet_hex_decode(secret, raw, sizeof raw) != 0) return;
+    duet_name_job_part(raw, sizeof raw, part);
+    memset(raw, 0, sizeof raw);
+    size_t len = (size_t)snprintf(prefix, sizeof prefix, "duet-%s-", part);
     DIR *dir = opendir("/dev/shm");
     if (!dir) return;
     struct dirent *e;

@@ -228,16 +228,22 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     return DUET_OK;
 }
 
-/* The segment tag: the launcher's job secret first (so duetrun can clean up after a
- * killed job), then this communicator's own secret. */
+/* The tag of every name this communicator puts where others can list them (its /dev/shm
+ * segments, the GPU heap's abstract sockets): "<job part>-<communicator part>", each a keyed
+ * hash (duet_name_job_part / duet_name_comm_part), so the names reveal no secret. The job
+ * part is keyed by the launcher's job secret when there is one (duetrun, which knows it,
+ * then finds every name of its job by prefix), else by the communicator's own secret. */
 static void make_tag(char *tag, size_t len, const duet_unique_id_t *uid)
 {
     const duet_boot_id_t *id = (const duet_boot_id_t *)uid;
-    char own[2 * DUET_SECRET_BYTES + 1];
-    duet_hex_encode(id->secret, DUET_SECRET_BYTES, own);
-    const char *job = duet_cfg()->job_secret;
-    if (job[0] && strcmp(job, own) != 0) snprintf(tag, len, "%.32s-%.8s", job, own);
-    else snprintf(tag, len, "%s", own);
+    uint8_t job[DUET_SECRET_BYTES];
+    const char *job_hex = duet_cfg()->job_secret;
+    int have_job = job_hex[0] && duet_hex_decode(job_hex, job, sizeof job) == 0;
+    char job_part[DUET_NAME_JOB_HEX + 1], own_part[DUET_NAME_COMM_HEX + 1];
+    duet_name_job_part(have_job ? job : id->secret, DUET_SECRET_BYTES, job_part);
+    duet_name_comm_part(id->secret, DUET_SECRET_BYTES, own_part);
+    memset(job, 0, sizeof job);
+    snprintf(tag, len, "%s-%s", job_part, own_part);
 }
 
 static duet_status_t init_rank(duet_comm_t *comm, int nranks, const duet_unique_id_t *id, int rank,

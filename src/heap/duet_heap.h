@@ -32,7 +32,10 @@
 typedef struct {
     duet_doorbell_t doorbell;
     char pad[DUET_CACHELINE - sizeof(duet_doorbell_t)];
+    _Atomic uint32_t opened; /* set-up: processes that have mapped this segment (duet_heap_shm.c) */
+    char pad1[DUET_CACHELINE - sizeof(uint32_t)];
 } duet_heap_ctrl_t;
+_Static_assert(sizeof(duet_heap_ctrl_t) <= DUET_HEAP_CTRL_BYTES, "the control area overflows");
 
 /* One flag per cache line: written by one peer, read by its owner. */
 typedef struct {
@@ -97,13 +100,23 @@ typedef struct duet_heap {
                            * their target's fate only once this is non-zero */
 } duet_heap_t;
 
-/* Creates my segment, maps every shm peer's (shm[pe] != 0; NULL: every pe), unlinks mine
- * once all peers hold it, and binds each endpoint: shm for mapped peers, net (UCP, only with
- * DUET_HAVE_UCX) for the others. Collective over the bootstrap `b`; `tag` names the
- * segments (secret-derived). */
+/* Creates my segment, maps every shm peer's (shm[pe] != 0; NULL: every pe), names mine only
+ * while peers must open it (the last to open it unlinks it), and binds each endpoint: shm
+ * for mapped peers, net (UCP, only with DUET_HAVE_UCX) for the others. Collective over the
+ * bootstrap `b`; `tag` names the segments (keyed hashes: no secret in it). */
 duet_status_t duet_heap_create(duet_heap_t **heap, duet_boot_t *b, size_t user_size, const char *tag,
                                const unsigned char *shm);
 void duet_heap_release(duet_heap_t *heap); /* drops a reference; the last unmaps */
+/* Stale names (duet_heap_reclaim.c): removes from `dir` (/dev/shm) every segment name
+ * (duet_heap_is_segment_name) of this user whose creator is gone, as the creator's lock
+ * proves: held from before the name exists until after it is unlinked, and dropped by the
+ * kernel when the process dies. Names of live jobs, of other users, empty names (one being
+ * made without O_TMPFILE) and anything else stay. Returns how many it removed.
+ * duet_heap_reclaim_once does it for /dev/shm once per process (duet_heap_create calls it). */
+int duet_heap_reclaim(const char *dir);
+void duet_heap_reclaim_once(void);
+/* 1 for "duet-<24 hex>-<12 hex>-<pe>", the form of segment names (no leading slash). */
+int duet_heap_is_segment_name(const char *name);
 /* Every segment is mapped at a multiple of this (a power of two >= 2 MiB). */
 size_t duet_heap_base_align(size_t seg_size);
 

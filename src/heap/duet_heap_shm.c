@@ -1,18 +1,34 @@
 /*
  * Symmetric heap segments in POSIX shared memory.
  *
- * Life of a segment: rank r creates /duet-<tag>-<r> (mode 0600, O_EXCL), sizes it, maps
- * it; a bootstrap barrier; every rank maps every shm peer's segment; a second barrier; each
- * rank unlinks its own name. Peers that cannot map it (another host, DUET_NET=force) reach
- * it through the net transport instead (duet_tport_net.c: registered with UCP). From then on nothing is left in /dev/shm: the memory lives
- * as long as some process maps it. If a rank is killed inside that short window, duetrun
- * removes the job's names (they start with duet-<job secret>).
+ * Life of a segment, whose name /duet-<tag>-<pe> (the tag a keyed hash: duet_comm_init.c)
+ * lives only while peers still have to open it:
+ *
+ *   rank r: open an unnamed file in /dev/shm (O_TMPFILE), flock it (shared), size it, map
+ *           it, count itself in its `opened` word; then, if a peer must map it, link the
+ *           name: it appears locked and complete, never half made
+ *   allgather: whether everyone created one
+ *   every rank maps every shm peer's segment and counts itself in that segment's `opened`:
+ *           the one that brings the count to the number of ranks that map it unlinks the
+ *           name (nobody needs it any more), without waiting for a barrier
+ *   barrier; each rank unlinks its own name if it is still there (a peer that failed) and
+ *           only then closes the locked descriptor
+ *
+ * From then on nothing is left in /dev/shm: the memory lives as long as some process maps
+ * it. Peers that cannot map it (another host, DUET_NET=force) reach it through the net
+ * transport (duet_tport_net.c: registered with UCP). A name left by a process killed inside
+ * that window is unlocked as soon as the process is gone: duetrun removes its job's names
+ * when the job ends, and the next job of the user removes the names of dead jobs at its
+ * start (duet_heap_reclaim.c). Without O_TMPFILE (an old kernel, a /dev/shm that is not
+ * tmpfs) the name is made by shm_open and locked before it is sized; a reaper leaves empty
+ * names alone, so it never removes one being made.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,36 +68,81 @@ size_t duet_heap_base_align(size_t seg_size)
     return a;
 }
 
-static duet_status_t map_segment(const char *name, size_t size, int create, char **base)
+/* Maps a peer's segment by name and counts me among those that opened it; whoever counts
+ * the last of `mappers` unlinks the name. */
+static duet_status_t open_peer(const char *name, size_t size, int mappers, char **base)
 {
-    int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
-    int fd = shm_open(name, flags, 0600);
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "heap: shm_open(%s): %s", name, strerror(errno));
-    if (create && ftruncate(fd, (off_t)size) != 0) {
-        int e = errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != size) {
         close(fd);
-        shm_unlink(name);
-        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: cannot size %s to %zu bytes: %s", name,
-                         size, strerror(e));
-    }
-    if (!create) {
-        struct stat st;
-        if (fstat(fd, &st) != 0 || (size_t)st.st_size != size) {
-            close(fd);
-            return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP,
-                             "heap: peer segment %s has %lld bytes, expected %zu", name,
-                             (long long)st.st_size, size);
-        }
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "heap: peer segment %s has %lld bytes, expected %zu", name,
+                         (long long)st.st_size, size);
     }
     void *p = map_aligned(fd, size, duet_heap_base_align(size));
     int e = errno;
     close(fd);
-    if (p == MAP_FAILED) {
-        if (create) shm_unlink(name);
-        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: mmap of %s (%zu bytes): %s", name, size,
-                         strerror(e));
+    if (p == MAP_FAILED)
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: mmap of %s (%zu bytes): %s", name, size, strerror(e));
+    *base = p;
+    if (atomic_fetch_add_explicit(&duet_heap_ctrl(p)->opened, 1, memory_order_acq_rel) + 1 == (uint32_t)mappers)
+        shm_unlink(name);
+    return DUET_OK;
+}
+
+/* A locked, sized segment without a name (O_TMPFILE), else one named by shm_open (*named). */
+static int create_locked(const char *name, size_t size, int *named)
+{
+    int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    *named = fd < 0;
+    if (fd < 0) fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_SH) != 0 || ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+        if (*named) shm_unlink(name);
+        close(fd);
+        errno = e;
+        return -1;
     }
+    return fd;
+}
+
+/* Creates and maps my segment; it is named (*named) only if other ranks must open it
+ * (mappers > 1). *lock_fd holds the lock until the caller has unlinked the name. */
+static duet_status_t create_segment(const char *name, size_t size, int mappers, int *lock_fd, int *named,
+                                    char **base)
+{
+    int fd = create_locked(name, size, named);
+    if (fd < 0)
+        return DUET_FAIL(errno == ENOSPC || errno == EFBIG ? DUET_ERR_NO_MEMORY : DUET_ERR_SYSTEM, HEAP,
+                         "heap: cannot create a segment of %zu bytes for %s in /dev/shm: %s", size, name,
+                         strerror(errno));
+    duet_status_t st = DUET_OK;
+    void *p = map_aligned(fd, size, duet_heap_base_align(size));
+    if (p == MAP_FAILED) {
+        st = DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: mmap of %s (%zu bytes): %s", name, size, strerror(errno));
+    } else {
+        atomic_store_explicit(&duet_heap_ctrl(p)->opened, 1, memory_order_release); /* me */
+        if (!*named && mappers > 1) {
+            char proc[64], path[160];
+            snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+            snprintf(path, sizeof path, "/dev/shm%s", name);
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) *named = 1;
+            else st = DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "heap: cannot name my segment %s: %s", path, strerror(errno));
+        }
+        if (st != DUET_OK) munmap(p, size);
+    }
+    if (*named && (st != DUET_OK || mappers <= 1)) {
+        shm_unlink(name);
+        *named = 0;
+    }
+    if (st != DUET_OK) {
+        close(fd);
+        return st;
+    }
+    *lock_fd = fd;
     *base = p;
     return DUET_OK;
 }
@@ -129,9 +190,16 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
         heap_free(h);
         return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "heap: out of host memory");
     }
+    /* how many processes map each segment: the shm peers' set is the same from each of them */
+    int mappers = 0;
+    for (int pe = 0; pe < h->npes; pe++) mappers += !shm || shm[pe];
+    int first_local = 1; /* the first rank of this /dev/shm reclaims what dead jobs left */
+    for (int pe = 0; pe < h->my_pe; pe++) first_local &= shm && !shm[pe];
+    if (first_local) duet_heap_reclaim_once();
     char name[128];
+    int lock_fd = -1, named = 0;
     seg_name(name, sizeof name, tag, h->my_pe);
-    duet_status_t st = map_segment(name, seg_size, 1, &h->peer_base[h->my_pe]);
+    duet_status_t st = create_segment(name, seg_size, mappers, &lock_fd, &named, &h->peer_base[h->my_pe]);
     /* everyone learns whether everyone created a segment: no one waits for a failed peer */
     int ok = st == DUET_OK, *oks = malloc(sizeof(int) * (size_t)h->npes);
     duet_status_t st2 = oks ? duet_boot_allgather(b, &ok, oks, sizeof ok) : DUET_ERR_NO_MEMORY;
@@ -145,12 +213,14 @@ duet_status_t duet_heap_create(duet_heap_t **out, duet_boot_t *b, size_t user_si
     for (int pe = 0; st == DUET_OK && pe < h->npes; pe++) {
         if (pe == h->my_pe || (shm && !shm[pe])) continue; /* a net peer: not mapped */
         seg_name(name, sizeof name, tag, pe);
-        st = map_segment(name, seg_size, 0, &h->peer_base[pe]);
+        st = open_peer(name, seg_size, mappers, &h->peer_base[pe]);
     }
-    /* all mapped (or failed): a barrier, then the names go */
+    /* all mapped (or failed): a barrier; my name is gone unless a peer failed to count itself
+     * in, and only once it is gone may the lock go */
     duet_status_t st3 = duet_boot_barrier(b);
     seg_name(name, sizeof name, tag, h->my_pe);
-    if (h->peer_base[h->my_pe]) shm_unlink(name);
+    if (named) shm_unlink(name);
+    if (lock_fd >= 0) close(lock_fd);
     if (st == DUET_OK) st = st3;
     if (st != DUET_OK) {
         heap_free(h);

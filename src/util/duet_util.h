@@ -208,6 +208,16 @@ void duet_hmac_sha256(const void *key, size_t key_len, const duet_hash_part_t *p
 /* 1 when the two are equal; takes the same time wherever they differ. */
 int duet_bytes_equal_ct(const void *a, const void *b, size_t len);
 
+/* Names that other users can list (/dev/shm, abstract Unix sockets) are made of these parts,
+ * lower-case hex of HMAC-SHA-256(secret, label) cut to the given number of digits: the job
+ * part is keyed by the job's secret (so duetrun, which knows it, finds all of a job's names
+ * by prefix), the communicator part by the communicator's own secret. Knowing a name lets
+ * no one recover the secret, nor test a guess of it faster than a brute force on its bits. */
+#define DUET_NAME_JOB_HEX  24
+#define DUET_NAME_COMM_HEX 12
+void duet_name_job_part(const uint8_t *secret, size_t len, char out[DUET_NAME_JOB_HEX + 1]);
+void duet_name_comm_part(const uint8_t *secret, size_t len, char out[DUET_NAME_COMM_HEX + 1]);
+
 /* ---------------------------------------------------------------- clocks (duet_util_clock.c) */
 uint64_t duet_time_ns(void); /* CLOCK_MONOTONIC */
 static inline double duet_time_s(void) { return (double)duet_time_ns() * 1e-9; }

@@ -1,6 +1,7 @@
 /*
  * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), for the bootstrap's proof of the job
- * secret and for names derived from it (docs/SECURITY.md). Small and slow on purpose: it
+ * secret and for the names derived from it (duet_name_job_part, duet_name_comm_part;
+ * docs/SECURITY.md). Small and slow on purpose: it
  * hashes a few hundred bytes per rank at start-up, never anything on a data path.
  *
  * A message is padded to a multiple of 64 bytes (a 1 bit, zeros, its length in bits as a
@@ -136,4 +137,26 @@ int duet_bytes_equal_ct(const void *a, const void *b, size_t len)
     uint8_t diff = 0;
     for (size_t i = 0; i < len; i++) diff |= (uint8_t)(x[i] ^ y[i]);
     return diff == 0;
+}
+
+/* Lower-case hex of the first `digits` / 2 bytes of HMAC(secret, label). */
+static void name_part(const uint8_t *secret, size_t len, const char *label, char *out, int digits)
+{
+    static const char hexd[] = "0123456789abcdef";
+    uint8_t mac[DUET_SHA256_BYTES];
+    duet_hash_part_t part = {label, strlen(label)};
+    duet_hmac_sha256(secret, len, &part, 1, mac);
+    for (int i = 0; i < digits; i++) out[i] = hexd[(mac[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+    out[digits] = '\0';
+    memset(mac, 0, sizeof mac);
+}
+
+void duet_name_job_part(const uint8_t *secret, size_t len, char out[DUET_NAME_JOB_HEX + 1])
+{
+    name_part(secret, len, "duet names: job", out, DUET_NAME_JOB_HEX);
+}
+
+void duet_name_comm_part(const uint8_t *secret, size_t len, char out[DUET_NAME_COMM_HEX + 1])
+{
+    name_part(secret, len, "duet names: communicator", out, DUET_NAME_COMM_HEX);
 }
