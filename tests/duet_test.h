@@ -68,12 +68,15 @@
  *   now_s()                      CLOCK_MONOTONIC in seconds
  *   dt_temp_dir(template)        mkdtemp, removed with its contents when this process
  *                                (not a forked child) exits
+ *   dt_job_shm_prefix(secret, out, len)  "duet-<job part>-", how the names in /dev/shm of
+ *                                the job with that secret begin (a keyed hash of it)
  *   dt_count_shm(secret, first, len)  names in /dev/shm of the job with that secret
  */
 #ifndef DUET_TEST_H
 #define DUET_TEST_H
 
 #include <duet/duet.h>
+#include "util/duet_util.h" /* duet_name_job_part: the job's /dev/shm names */
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -417,11 +420,28 @@ static inline const char *dt_temp_dir(const char *template_)
 
 /* Names in /dev/shm that start with duet-<secret> (a job's segments); the first one found
  * goes to first[len] when first is not NULL. */
+/* "duet-<job part>-": how every /dev/shm name of the job with that secret (32 hex digits)
+ * begins (the library's duet_name_job_part); "" for a secret that is not 32 hex digits. */
+static inline void dt_job_shm_prefix(const char *secret, char *out, size_t len)
+{
+    uint8_t raw[16];
+    char part[DUET_NAME_JOB_HEX + 1];
+    out[0] = '\0';
+    if (strlen(secret) != 32) return;
+    for (int i = 0; i < 16; i++) {
+        unsigned v;
+        if (sscanf(secret + 2 * i, "%2x", &v) != 1) return;
+        raw[i] = (uint8_t)v;
+    }
+    duet_name_job_part(raw, sizeof raw, part);
+    snprintf(out, len, "duet-%s-", part);
+}
+
 static inline int dt_count_shm(const char *secret, char *first, size_t len)
 {
     char prefix[80];
-    snprintf(prefix, sizeof prefix, "duet-%s", secret);
-    DIR *d = opendir("/dev/shm");
+    dt_job_shm_prefix(secret, prefix, sizeof prefix);
+    DIR *d = prefix[0] ? opendir("/dev/shm") : NULL;
     if (!d) return 0;
     int n = 0;
     for (struct dirent *e; (e = readdir(d));)

@@ -4,12 +4,16 @@
  *
  *   duet-info            all of it
  *   duet-info --settings only the settings table
+ *   duet-info --shm-prefix  how the /dev/shm names of the job whose secret is in
+ *                        DUET_JOB_SECRET begin ("duet-<job part>-": a keyed hash of the
+ *                        secret), to find what a job left behind
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/duet_util.h"
+#include "boot/duet_boot.h"
 #include "cuda/duet_cuda_heap.h"
 #include "tport/duet_tport_net.h"
 
@@ -38,14 +42,28 @@ static void print_settings(void)
     }
 }
 
+static int print_shm_prefix(void)
+{
+    uint8_t secret[DUET_SECRET_BYTES];
+    char part[DUET_NAME_JOB_HEX + 1];
+    if (duet_hex_decode(duet_cfg()->job_secret, secret, sizeof secret) != 0) {
+        fprintf(stderr, "duet-info: DUET_JOB_SECRET must be %d hex digits\n", 2 * DUET_SECRET_BYTES);
+        return 2;
+    }
+    duet_name_job_part(secret, sizeof secret, part);
+    printf("duet-%s-\n", part);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--settings") == 0) {
         print_settings();
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--shm-prefix") == 0) return print_shm_prefix();
     if (argc > 1) {
-        fprintf(stderr, "usage: duet-info [--settings]\n");
+        fprintf(stderr, "usage: duet-info [--settings | --shm-prefix]\n");
         return argc > 1 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
     printf("Duet %s — collectives and one-sided PGAS communication in one runtime\n\n",

@@ -21,8 +21,9 @@ check 0 20 "$duetrun" -n 3 --timeout 30 "$prog" init
 check 0 20 "$duetrun" -n 3 --timeout 30 "$prog" start_pes
 check 1 20 "$duetrun" -n 3 --timeout 30 "$prog" error
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+prefix=$(DUET_JOB_SECRET=$secret "$(dirname "$duetrun")/duet-info" --shm-prefix) || { echo "FAIL: duet-info --shm-prefix"; fail=1; }
 DUET_JOB_SECRET=$secret check 0 20 "$prog" init
-left=$(ls /dev/shm 2>/dev/null | grep -c "^duet-$secret")
+left=$(ls /dev/shm 2>/dev/null | grep -c "^$prefix")
 echo "shmem_nofinal.sh: $left name(s) of the one-PE run left in /dev/shm"
-[ "$left" = 0 ] || { ls -l /dev/shm | grep "duet-$secret"; fail=1; }
+[ "$left" = 0 ] || { ls -l /dev/shm | grep "$prefix"; fail=1; }
 exit $fail

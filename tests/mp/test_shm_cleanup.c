@@ -5,18 +5,26 @@
  * Two ways to run it:
  *
  *   duetrun -n N test_shm_cleanup normal [DIR]      (one rank of a job; the mp.* tests)
- *       after duet_init + barrier, nothing named /dev/shm/duet-$DUET_JOB_SECRET* exists;
- *       this process maps one segment per rank, each "(deleted)", each of mode 0600 (when
+ *       after duet_init + barrier, no name of the job (/dev/shm/duet-<job part>-*, the job
+ *       part a keyed hash of $DUET_JOB_SECRET) exists; this process maps one segment per
+ *       rank, each "(deleted)" (or never named: /dev/shm/#<inode>), each of mode 0600 (when
  *       /proc/self/map_files can be read); the same for an independent communicator made
  *       with duet_comm_init_rank and for a team; after duet_finalize nothing is mapped.
  *       With DIR, every rank writes the job secret to DIR/secret.<rank>.
  *
  *   test_shm_cleanup --duetrun PATH                 (the driver; a plain ctest test)
- *       runs jobs under PATH and, after each one ended, checks that nothing named
- *       /dev/shm/duet-<that job's secret>* remains and that duetrun's exit code is right:
+ *       runs jobs under PATH and, after each one ended, checks that no name of that job
+ *       remains in /dev/shm and that duetrun's exit code is right:
  *         normal      4 ranks, all exit 0                                -> 0
  *         kill        rank 1 SIGKILLs itself after duet_init + malloc while
  *                     the others wait in a barrier                        -> 137
+ *                     The barrier may end either way, and both are right: duetrun's
+ *                     SIGTERM ends the waiting rank, or the failure detector sees rank 1
+ *                     die first and the barrier returns DUET_ERR_PEER_FAILED; then the
+ *                     rank writes DIR/barrier.<rank> ("peer_failed") and exits 0, so that
+ *                     duetrun, which may reap it before rank 1, still names rank 1's death
+ *                     as the cause. Any other outcome of the barrier is written there too
+ *                     and fails the driver, whatever the order of the deaths.
  *         kill-early  rank 1 leaves a segment named like a heap segment (as if killed
  *                     between creating and unlinking it) and SIGKILLs itself before
  *                     duet_init; the others wait in duet_init             -> 137
@@ -37,17 +45,19 @@
 
 static int me = -1;
 
-/* Mappings of /dev/shm/duet-<secret>* in this process: how many, how many not deleted,
- * and how many have a mode other than 0600 (-1 when modes cannot be read). */
+/* Mappings of the job's segments in this process (named /dev/shm/duet-<job part>-*, or
+ * never named: /dev/shm/#<inode>): how many, how many not deleted, and how many have a
+ * mode other than 0600 (-1 when modes cannot be read). */
 static void scan_maps(const char *secret, int *maps, int *live, int *bad_mode)
 {
-    char needle[80], line[1024];
-    snprintf(needle, sizeof needle, "/dev/shm/duet-%s", secret);
+    char prefix[80], needle[96], line[1024];
+    dt_job_shm_prefix(secret, prefix, sizeof prefix);
+    snprintf(needle, sizeof needle, " /dev/shm/%s", prefix);
     *maps = *live = *bad_mode = 0;
     FILE *f = fopen("/proc/self/maps", "r");
     CHECK(f, "cannot read /proc/self/maps");
     while (fgets(line, sizeof line, f)) {
-        if (!strstr(line, needle)) continue;
+        if (!strstr(line, needle) && !strstr(line, " /dev/shm/#")) continue;
         (*maps)++;
         if (!strstr(line, "(deleted)")) (*live)++;
         char range[64], path[128];
@@ -93,8 +103,9 @@ static int rank_main(const char *mode, const char *dir)
     if (!strcmp(mode, "kill-early") || !strcmp(mode, "exit-early")) {
         if (me == 1) {
             /* a heap segment as it exists between shm_open and shm_unlink */
-            char name[128];
-            snprintf(name, sizeof name, "/duet-%s-heap-1", secret);
+            char name[128], prefix[80];
+            dt_job_shm_prefix(secret, prefix, sizeof prefix);
+            snprintf(name, sizeof name, "/%sheap-1", prefix);
             int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
             CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "shm_open(%s): %s", name, strerror(errno));
             if (!strcmp(mode, "exit-early")) exit(3);
@@ -112,8 +123,15 @@ static int rank_main(const char *mode, const char *dir)
     CHECK_OK(duet_barrier(w));
     if (!strcmp(mode, "kill")) {
         if (me == 1 || n == 1) raise(SIGKILL);
-        duet_barrier(w); /* rank 1 never arrives */
-        FATAL("the barrier returned although rank 1 died");
+        duet_status_t st = duet_barrier(w); /* rank 1 never arrives: SIGTERM, or this */
+        char path[512];
+        snprintf(path, sizeof path, "%s/barrier.%d", dir, me);
+        FILE *f = fopen(path, "w");
+        CHECK(f, "cannot write %s", path);
+        fprintf(f, "%s\n", st == DUET_ERR_PEER_FAILED ? "peer_failed" : duet_status_str(st));
+        fclose(f);
+        CHECK(st == DUET_ERR_PEER_FAILED, "the barrier returned %s although rank 1 died", duet_status_str(st));
+        exit(0); /* rightly told: rank 1's death stays the job's cause */
     }
     CHECK(!strcmp(mode, "normal"), "unknown mode \"%s\"", mode);
     check_unlinked(secret, n, "after duet_init");
@@ -184,6 +202,15 @@ static int driver(const char *duetrun, const char *self)
                     FAIL("%s x%d: ranks saw different secrets", jobs[i].mode, jobs[i].nranks);
                 memcpy(secret, s, sizeof s);
             }
+            if (f) fclose(f);
+            unlink(path);
+        }
+        for (int r = 0; r < jobs[i].nranks; r++) { /* kill: how each survivor's barrier ended */
+            char s[64] = "";
+            snprintf(path, sizeof path, "%s/barrier.%d", dir, r);
+            FILE *f = fopen(path, "r");
+            if (f && fgets(s, sizeof s, f) && strcmp(s, "peer_failed\n") != 0)
+                FAIL("%s x%d: rank %d's barrier returned %s", jobs[i].mode, jobs[i].nranks, r, s);
             if (f) fclose(f);
             unlink(path);
         }

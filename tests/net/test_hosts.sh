@@ -31,7 +31,8 @@ esac
 logs=$(mktemp -d /tmp/duet-test-hosts.XXXXXX) || exit 1
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 # the machine's /dev/shm is the hosts' in shared_shm: nothing of this job may stay there
-trap 'rm -rf "$logs"; rm -f /dev/shm/duet-"$secret"-* 2>/dev/null' EXIT
+prefix=$(DUET_JOB_SECRET=$secret "$(dirname "$hello")/duet-info" --shm-prefix) || fail "duet-info --shm-prefix"
+trap 'rm -rf "$logs"; rm -f /dev/shm/"$prefix"* 2>/dev/null' EXIT
 port=29611 # host 1's own network: no other run can hold it
 addr1=$("$DUETNET_SH" addr 1) || fail "no address for host 1"
 
