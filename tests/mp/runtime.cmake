@@ -13,6 +13,17 @@ add_test(NAME mp.test_shm_cleanup.jobs
          COMMAND test_shm_cleanup --duetrun $<TARGET_FILE:duetrun>)
 set_tests_properties(mp.test_shm_cleanup.jobs PROPERTIES LABELS mp TIMEOUT 150)
 
+# names others can list reveal no secret (issue 18 item 3): inotify on /dev/shm during a job
+add_test(NAME mp.test_shm_names.jobs
+         COMMAND test_shm_names --duetrun $<TARGET_FILE:duetrun>)
+set_tests_properties(mp.test_shm_names.jobs PROPERTIES LABELS mp TIMEOUT 120)
+
+# names of a job whose duetrun was SIGKILLed in set-up are removed by the next job; a live
+# job's and another user's stay (issue 18 item 13)
+add_test(NAME mp.test_shm_reclaim.jobs
+         COMMAND test_shm_reclaim --duetrun $<TARGET_FILE:duetrun>)
+set_tests_properties(mp.test_shm_reclaim.jobs PROPERTIES LABELS mp TIMEOUT 150)
+
 # test_boot forks its own ranks (bootstrap failure modes): a plain process, no duetrun.
 add_test(NAME mp.test_boot COMMAND test_boot)
 set_tests_properties(mp.test_boot PROPERTIES LABELS mp TIMEOUT 60)
