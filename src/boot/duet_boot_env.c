@@ -244,8 +244,11 @@ static duet_status_t rdv_file_read(char *host_port, size_t len, double timeout_s
 /* duetrun's listener, taken once and kept for the life of the process (-1: none yet) */
 static int kept_listener = -1;
 
-/* The listener rank 0 serves at host_port: a copy of duetrun's, or its own, bound to that
- * address (or, where it is not this host's, to the interface the settings choose). */
+/* The listener rank 0 serves at host_port: a copy of duetrun's, or its own on that port, bound
+ * to the address host_port names. Not where the settings name an interface (then theirs), nor
+ * where it names loopback for a job not known to be on one host (a node's name often resolves
+ * to 127.0.1.1 on that node alone: then the interface the settings choose), nor where it is not
+ * this host's address (a service address: the same). */
 static duet_status_t root_listener(const char *host_port, int *out)
 {
     int inherited = (int)duet_cfg()->boot_listen_fd;
@@ -262,14 +265,22 @@ static duet_status_t root_listener(const char *host_port, int *out)
     duet_unique_id_t tmp;
     duet_status_t st = duet_boot_id_from(&tmp, host_port, (const uint8_t[DUET_SECRET_BYTES]){0}, -1);
     if (st) return st;
-    const duet_boot_id_t *id = (const duet_boot_id_t *)&tmp;
-    st = duet_tcp_listen(id->addr_be, id->port_be, 1, out);
-    if (st == DUET_OK) return DUET_OK;
+    const duet_boot_id_t *named = (const duet_boot_id_t *)&tmp;
+    const duet_cfg_t *cfg = duet_cfg();
+    const char *because;
+    int settings = cfg->socket_ifname[0] || cfg->bootstrap_ifaddr[0];
+    int lo_apart = (ntohl(named->addr_be) >> 24) == 127 && !duet_boot_env_one_host(&because);
+    if (!settings && !lo_apart) {
+        st = duet_tcp_listen(named->addr_be, named->port_be, 1, out);
+        if (st != DUET_ERR_SYSTEM) return st;
+    }
     uint32_t addr;
     char why[256];
-    if (duet_boot_bind_addr(DUET_BOOT_ASK_LAUNCHER, &addr, why, sizeof why)) return st;
-    DUET_LOG(INFO, BOOT, "bootstrap: %s is not an address of this host; rank 0 listens on %s instead", host_port, why);
-    return duet_tcp_listen(addr, id->port_be, 1, out);
+    duet_status_t st2 = duet_boot_bind_addr(DUET_BOOT_ASK_LAUNCHER, &addr, why, sizeof why);
+    if (st2) return st2;
+    DUET_LOG(INFO, BOOT, "bootstrap: rank 0 listens on port %u of %s, not of the address %s names", ntohs(named->port_be),
+             why, host_port);
+    return duet_tcp_listen(addr, named->port_be, 1, out);
 }
 
 static duet_status_t rendezvous_id(duet_boot_env_t *env)
