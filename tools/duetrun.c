@@ -8,6 +8,8 @@
  * (DUET_BOOT_ADDR) and how to prove it belongs to this job (DUET_JOB_SECRET). Rank 0
  * inherits the listening socket itself (DUET_BOOT_LISTEN_FD): no other process can take the
  * port in between, and other ranks may connect before rank 0 runs (the backlog holds them).
+ * duetrun closes its own copy once every rank has started, so the listener dies with rank 0:
+ * the others then see a reset or a refusal at once instead of waiting out their timeout.
  *
  * Processes. The ranks share one new process group, led by rank 0 and separate from
  * duetrun's. A Ctrl-C from the terminal therefore reaches duetrun alone, which forwards it

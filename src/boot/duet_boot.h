@@ -8,7 +8,7 @@
  *   rank3 -- root -- rank4        every link is one TCP connection; every message is framed
  *                                 (magic, kind, sequence number, length) and checked.
  *
- * Joining (duet_boot_join.c): nobody sends the job secret K; both sides prove they know it.
+ * Joining (duet_boot_rdv.c): nobody sends the job secret K; both sides prove they know it.
  *
  *   rank -> root  HELLO  {version, nonce_r}                      nonces: 16 bytes of getrandom
  *   root -> rank  PROOF  {nonce_s, HMAC(K, "duet-root" | nonce_r | nonce_s)}
