@@ -33,8 +33,9 @@
  * one still reads this one (the same value: a rank's flag does not change between attempts),
  * or post the next call (the other slot: it cannot be two calls ahead).
  *
- * Shrink: after deciding D, the first rank outside D makes a bootstrap id and publishes it
- * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks
+ * Shrink: after deciding D, the first rank outside D makes a bootstrap listener and publishes
+ * its address in its area (new_id[seq & 1], then id_ready = seq; no secret: every survivor
+ * derives the new one from comm's and seq); the others join it with their new ranks
  * (the new root gives up as soon as one that has not joined is seen dead);
  * a team slot free on all of them is picked over the new bootstrap, and the communicator is
  * built as a team of the heap's root communicator (so it outlives comm, and shares its heap).
