@@ -266,7 +266,8 @@ static void export_job_env(const job_t *job, const char *addr)
     char n[16];
     snprintf(n, sizeof n, "%d", job->opt.nranks);
     if (setenv("DUET_NRANKS", n, 1) || setenv("DUET_LOCAL_SIZE", n, 1) || setenv("DUET_BOOT_ADDR", addr, 1) ||
-        setenv("DUET_JOB_SECRET", job->secret, 1) || unsetenv("DUET_BOOT_LISTEN_FD"))
+        setenv("DUET_JOB_SECRET", job->secret, 1) || setenv("DUET_BOOT_LISTENING", "1", 1) ||
+        unsetenv("DUET_BOOT_LISTEN_FD"))
         die("setenv");
 }
 

@@ -50,8 +50,9 @@ typedef struct {
     int32_t creator_pid;               /* process that holds the listener  */
 } duet_boot_id_t;
 
-/* The root listened before any rank could connect (duetrun's inherited listener, a published
- * rendezvous file): a refused connection means that the root is gone. */
+/* The root listened before any rank could connect (duetrun's inherited listener, which
+ * DUET_BOOT_LISTENING says; a published rendezvous file; a split's or shrink's root): a
+ * refused connection means that the root is gone. */
 #define DUET_BOOT_ID_LISTENING 1
 
 typedef struct {

@@ -313,8 +313,8 @@ static duet_status_t rendezvous_id(duet_boot_env_t *env)
     if (env->rank == 0 && (st = root_listener(host_port, &listen_fd))) return st;
     st = duet_boot_id_from(&env->id, host_port, secret, listen_fd);
     if (st && listen_fd >= 0) close(listen_fd);
-    /* duetrun listens before it starts any rank */
-    if (strcmp(env->launcher, "duetrun") == 0) ((duet_boot_id_t *)&env->id)->flags |= DUET_BOOT_ID_LISTENING;
+    /* duetrun listens before it starts any rank (and says so); ranks started by hand may come first */
+    if (duet_cfg()->boot_listening) ((duet_boot_id_t *)&env->id)->flags |= DUET_BOOT_ID_LISTENING;
     return st;
 }
 

@@ -110,6 +110,9 @@ void duet_log_set_rank(int rank);
     X(BOOTSTRAP_HANDSHAKE_TIMEOUT, bootstrap_handshake_timeout, SECS, "2",                       \
       "Seconds a connection to a bootstrap root has to prove the job secret before it is dropped" \
       " (others are served meanwhile)")                                                         \
+    X(BOOT_LISTENING, boot_listening, INT, "0",                                                  \
+      "1: the root listened at DUET_BOOT_ADDR before any rank started, so a refused connection " \
+      "means it is gone (set by duetrun)")                                                      \
     X(TEST_BOOT_ROOT_DIE, test_boot_root_die, INT, "0",                                          \
       "For tests: 1 makes a bootstrap root SIGKILL itself once it listens, before any rank joins") \
     X(NET, net, STR, "auto",                                                                     \

@@ -6,7 +6,7 @@
 #   sh boot_root_death.sh <duetrun> <boot_root_death>
 . "$(dirname "$0")/lib.sh"
 prog=${2:?usage: sh $0 <duetrun> <boot_root_death>}
-clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT DUET_BOOTSTRAP_TIMEOUT=60"
+clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u DUET_BOOT_LISTENING -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT DUET_BOOTSTRAP_TIMEOUT=60"
 mkdir -m 700 "$tmp/xdg"
 bound=5
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 ring=${2:?usage: sh $0 <duetrun> <ring_check>}
 n=3
-clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT"
+clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u DUET_BOOT_LISTENING -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT"
 
 # start n ranks with "$@" as per-rank environment builder; wait for each, bounded
 run_ranks() { # $1: label; $2: function printing the env assignments for rank $r
