@@ -149,9 +149,9 @@ typedef struct {
 duet_status_t duet_boot_env_detect(duet_boot_env_t *env);
 /* Removes the rendezvous file rank 0 published, once every rank has joined. */
 void duet_boot_env_cleanup(duet_boot_env_t *env);
-/* 1 when the launcher's environment says every rank of the job is on this host: duetrun;
+/* 1 when the launcher's environment says every rank of the job is on this host:
  * mpirun's local size = size; srun's SLURM_NNODES (or SLURM_JOB_NUM_NODES) = 1; torchrun's
- * LOCAL_WORLD_SIZE = WORLD_SIZE; no launcher (a single rank). *why: which of them. */
+ * LOCAL_WORLD_SIZE = WORLD_SIZE; DUET_LOCAL_SIZE = DUET_NRANKS (duetrun). *why: which of them. */
 int duet_boot_env_one_host(const char **why);
 /* The per-user directory of rendezvous files: $XDG_RUNTIME_DIR/duet if that is private,
  * else /tmp/duet-<uid>; created 0700, refused (DUET_ERR_SYSTEM, saying why) when it is a

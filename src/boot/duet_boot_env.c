@@ -324,11 +324,11 @@ int duet_boot_env_one_host(const char **why)
     static _Thread_local char text[128];
     long n, local;
     int one;
-    if (cfg->rank >= 0 && cfg->nranks > 0) {
-        *why = "duetrun starts every rank on this host";
-        return 1;
-    }
-    if ((n = env_long("OMPI_COMM_WORLD_SIZE", 0)) > 0) {
+    if (cfg->rank >= 0 && cfg->nranks > 0) { /* duetrun, or ranks started by hand */
+        one = cfg->local_size == cfg->nranks;
+        snprintf(text, sizeof text, "DUET_LOCAL_SIZE says %ld of %ld ranks are on this host%s", cfg->local_size,
+                 cfg->nranks, cfg->boot_listening ? " (duetrun)" : "");
+    } else if ((n = env_long("OMPI_COMM_WORLD_SIZE", 0)) > 0) {
         local = env_long("OMPI_COMM_WORLD_LOCAL_SIZE", 0);
         one = local == n;
         snprintf(text, sizeof text, "mpirun says %ld of %ld ranks are on this host", local, n);

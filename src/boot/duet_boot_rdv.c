@@ -298,8 +298,9 @@ static int serve_message(root_t *R, int i)
         hello_t h;
         memcpy(&h, body, sizeof h);
         if (h.version != HANDSHAKE_VERSION) {
-            char why[64];
-            snprintf(why, sizeof why, "it speaks bootstrap version %u, not %u", h.version, HANDSHAKE_VERSION);
+            char why[64]; /* an older rank's HELLO starts with its secret: never print that */
+            if (h.version < 256) snprintf(why, sizeof why, "it speaks bootstrap version %u, not %u", h.version, HANDSHAKE_VERSION);
+            else snprintf(why, sizeof why, "not a bootstrap HELLO of version %u", HANDSHAKE_VERSION);
             drop(R, i, why);
             return 1;
         }

@@ -20,11 +20,16 @@
  *               the real job still starts.
  *   relay       a legitimate 2-rank job through a recording relay between rank 1 and the
  *               root: it works, and no secret crosses the wire either way.
+ *   iface       duet_get_unique_id's listener is bound where its id says, never 0.0.0.0: loopback
+ *               when the launcher's environment says one host (mpirun, srun, torchrun styles),
+ *               DUET_SOCKET_IFNAME=lo / ^lo / =<first other>, DUET_BOOTSTRAP_IFADDR; otherwise
+ *               the first up non-loopback IPv4 interface; an interface that does not exist is
+ *               DUET_ERR_INVALID_ARG (issue 18 item 2)
  *   idle        7, then 1,000 (or as many as RLIMIT_NOFILE allows) idle connections opened
  *               before rank 1 joins: it joins in < 3 s (a hang bound: the old root served them
  *               one at a time, 5 s each, past the 20 s bootstrap timeout).
  *
- *   test_boot_sec [fake_root|planted|fake_ranks|relay|idle]...   (default: every case)
+ *   test_boot_sec [fake_root|planted|fake_ranks|relay|iface|idle]...   (default: every case)
  */
 #include "duet_test.h"
 
@@ -37,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -532,6 +539,95 @@ static void case_relay(void)
     CHECK(!holds_secret(rec, n, ((duet_boot_id_t *)&id)->secret), "the job secret crossed the wire (%zu bytes recorded)", n);
 }
 
+/* A process that makes a unique id under `env` and reports the status, the id's address and
+ * the address its listener is bound to. */
+typedef struct {
+    int st;
+    uint32_t id_addr, bound_addr;
+    uint16_t id_port, bound_port;
+} bound_t;
+
+static bound_t bound_under(const char *const *env)
+{
+    int p[2];
+    CHECK(pipe(p) == 0, "pipe");
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+        for (int i = 0; env[i]; i++) putenv((char *)env[i]);
+        bound_t b = {0};
+        duet_unique_id_t id;
+        b.st = duet_get_unique_id(&id);
+        if (b.st == DUET_OK) {
+            b.id_addr = ((duet_boot_id_t *)&id)->addr_be;
+            b.id_port = ((duet_boot_id_t *)&id)->port_be;
+            duet_boot_last_bound(&b.bound_addr, &b.bound_port);
+        }
+        _exit(write(p[1], &b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
+    }
+    close(p[1]);
+    bound_t b;
+    struct pollfd pf = {p[0], POLLIN, 0};
+    CHECK(poll(&pf, 1, WAIT_MS) == 1 && read(p[0], &b, sizeof b) == (ssize_t)sizeof b, "no report");
+    close(p[0]);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+    return b;
+}
+
+static void case_iface(void)
+{
+    /* the reference: the first up non-loopback IPv4 interface, as the system lists them */
+    char first[IF_NAMESIZE + 8] = "";
+    uint32_t first_addr = htonl(INADDR_LOOPBACK);
+    struct ifaddrs *ifs = NULL, *i;
+    CHECK(getifaddrs(&ifs) == 0, "getifaddrs");
+    for (i = ifs; i && !first[0]; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+            !(i->ifa_flags & IFF_LOOPBACK) && strncmp(i->ifa_name, "docker", 6) && strncmp(i->ifa_name, "virbr", 5)) {
+            snprintf(first, sizeof first, "=%s", i->ifa_name);
+            first_addr = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+        }
+    freeifaddrs(ifs);
+    char exact[64];
+    snprintf(exact, sizeof exact, "DUET_SOCKET_IFNAME=%s", first[0] ? first : "=lo");
+    const uint32_t lo = htonl(INADDR_LOOPBACK);
+    struct {
+        const char *name;
+        const char *env[6];
+        uint32_t want;
+    } cases[] = {
+        {"no launcher", {NULL}, first_addr},
+        {"mpirun, all local", {"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_COMM_WORLD_RANK=0", NULL}, lo},
+        {"mpirun, 2 of 4 local", {"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_SIZE=2", "OMPI_COMM_WORLD_RANK=0", NULL},
+         first_addr},
+        {"srun, one node", {"SLURM_NTASKS=4", "SLURM_PROCID=0", "SLURM_NNODES=1", NULL}, lo},
+        {"srun, two nodes", {"SLURM_NTASKS=4", "SLURM_PROCID=0", "SLURM_NNODES=2", NULL}, first_addr},
+        {"torchrun, all local", {"WORLD_SIZE=3", "RANK=0", "LOCAL_WORLD_SIZE=3", NULL}, lo},
+        {"duetrun-style, all local", {"DUET_RANK=0", "DUET_NRANKS=2", "DUET_LOCAL_SIZE=2", NULL}, lo},
+        {"by hand, hosts unknown", {"DUET_RANK=0", "DUET_NRANKS=4", NULL}, first_addr},
+        {"DUET_SOCKET_IFNAME=lo", {"DUET_SOCKET_IFNAME=lo", NULL}, lo},
+        {"DUET_SOCKET_IFNAME=^lo", {"DUET_SOCKET_IFNAME=^lo,docker,virbr", NULL}, first_addr},
+        {"DUET_SOCKET_IFNAME=exact", {exact, "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
+                                      "OMPI_COMM_WORLD_RANK=0", NULL}, first_addr},
+        {"DUET_BOOTSTRAP_IFADDR", {"DUET_BOOTSTRAP_IFADDR=127.0.0.1", NULL}, lo},
+    };
+    for (size_t c = 0; c < DUET_ARRAY_LEN(cases); c++) {
+        dt_set_context(cases[c].name);
+        bound_t b = bound_under(cases[c].env);
+        struct in_addr got = {b.bound_addr}, want = {cases[c].want};
+        char got_s[32];
+        snprintf(got_s, sizeof got_s, "%s", inet_ntoa(got));
+        CHECK(b.st == DUET_OK, "%s: duet_get_unique_id: %s", cases[c].name, duet_status_str(b.st));
+        CHECK(b.bound_addr != 0, "%s: the listener is bound to every interface", cases[c].name);
+        CHECK(b.bound_addr == b.id_addr && b.bound_port == b.id_port, "%s: bound and advertised differ", cases[c].name);
+        CHECK(b.bound_addr == cases[c].want, "%s: bound to %s, expected %s", cases[c].name, got_s, inet_ntoa(want));
+    }
+    dt_set_context("DUET_SOCKET_IFNAME naming nothing");
+    const char *none[] = {"DUET_SOCKET_IFNAME==no-such-interface", "DUET_DEBUG=NONE", NULL};
+    CHECK(bound_under(none).st == DUET_ERR_INVALID_ARG, "an interface that does not exist was accepted");
+}
+
 static void case_idle(int count)
 {
     char ctx[64];
@@ -577,6 +673,7 @@ int main(int argc, char **argv) /* argv: the cases to run (default: all) */
     if (wanted(argc, argv, "planted")) case_planted();
     if (wanted(argc, argv, "fake_ranks")) case_fake_ranks();
     if (wanted(argc, argv, "relay")) case_relay();
+    if (wanted(argc, argv, "iface")) case_iface();
     if (wanted(argc, argv, "idle")) case_idle(7);
     if (wanted(argc, argv, "idle")) case_idle(many);
     printf("test_boot_sec: passed in %.1f s\n", now_s() - t0);
