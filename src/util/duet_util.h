@@ -107,9 +107,9 @@ void duet_log_set_rank(int rank);
       "Interface bootstrap listeners bind (like NCCL_SOCKET_IFNAME): name prefixes, comma "      \
       "separated; =eth0 exact names; ^docker excludes; default: loopback when the job is on one " \
       "host, else the first up non-loopback IPv4 interface; never all interfaces")              \
-    X(BOOTSTRAP_HANDSHAKE_TIMEOUT, bootstrap_handshake_timeout, SECS, "2",                       \
+    X(BOOTSTRAP_HANDSHAKE_TIMEOUT, bootstrap_handshake_timeout, SECS, "5",                       \
       "Seconds a connection to a bootstrap root has to prove the job secret before it is dropped" \
-      " (others are served meanwhile)")                                                         \
+      " (others are served meanwhile; a real rank descheduled on a loaded host must not be)")   \
     X(BOOT_LISTENING, boot_listening, INT, "0",                                                  \
       "1: the root listened at DUET_BOOT_ADDR before any rank started, so a refused connection " \
       "means it is gone (set by duetrun)")                                                      \

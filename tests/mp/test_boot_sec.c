@@ -26,8 +26,9 @@
  *               the first up non-loopback IPv4 interface; an interface that does not exist is
  *               DUET_ERR_INVALID_ARG (issue 18 item 2)
  *   idle        7, then 1,000 (or as many as RLIMIT_NOFILE allows) idle connections opened
- *               before rank 1 joins: it joins in < 3 s (a hang bound: the old root served them
- *               one at a time, 5 s each, past the 20 s bootstrap timeout).
+ *               before rank 1 joins: it joins in < 3 s, under the 5 s handshake bound (a hang
+ *               bound: the old root served them one at a time, 5 s each, past the 20 s
+ *               bootstrap timeout).
  *
  *   test_boot_sec [fake_root|planted|fake_ranks|relay|iface|idle]...   (default: every case)
  */
