@@ -1,6 +1,7 @@
 /*
  * duet-info: what this Duet is and how it is set up — the version, the backends it can
- * use here, and every setting (DUET_* variable) with its current value, default and help.
+ * use here, where a bootstrap listener would bind (and why), and every setting (DUET_*
+ * variable) with its current value, default and help.
  *
  *   duet-info            all of it
  *   duet-info --settings only the settings table
@@ -29,6 +30,26 @@ static void print_backends(void)
     printf("  %-6s %-11s %s\n", "cuda", rc > 0 ? "available" : rc == 0 ? "UNAVAILABLE" : "not built", cuda);
     char net[512];
     printf("  %-6s %-11s %s\n", "net", duet_tport_net_describe(net, sizeof net) > 0 ? "available" : "not built", net);
+}
+
+/* The address duet_init's or duet_get_unique_id's listener would bind here, under this
+ * environment's launcher, and why; and where the one-host rendezvous file would be. */
+static void print_bootstrap(void)
+{
+    printf("Bootstrap:\n");
+    uint32_t addr;
+    char why[300], dir[300];
+    if (duet_boot_bind_addr(DUET_BOOT_ASK_LAUNCHER, &addr, why, sizeof why) == DUET_OK)
+        printf("  listens on   %s\n", why);
+    else
+        printf("  listens on   NOWHERE: %s\n", duet_last_error());
+    const char *because;
+    int one = duet_boot_env_one_host(&because);
+    printf("  one host     %s (%s)\n", one ? "yes" : "not known to be", because);
+    if (duet_boot_env_private_dir(dir, sizeof dir) == DUET_OK)
+        printf("  rendezvous   files in %s (private to this user)\n", dir);
+    else
+        printf("  rendezvous   REFUSED: %s\n", duet_last_error());
 }
 
 static void print_settings(void)
@@ -69,6 +90,8 @@ int main(int argc, char **argv)
     printf("Duet %s — collectives and one-sided PGAS communication in one runtime\n\n",
            duet_version_string());
     print_backends();
+    printf("\n");
+    print_bootstrap();
     printf("\n");
     print_settings();
     return 0;

@@ -8,6 +8,8 @@
  * (DUET_BOOT_ADDR) and how to prove it belongs to this job (DUET_JOB_SECRET). Rank 0
  * inherits the listening socket itself (DUET_BOOT_LISTEN_FD): no other process can take the
  * port in between, and other ranks may connect before rank 0 runs (the backlog holds them).
+ * duetrun closes its own copy once every rank has started, so the listener dies with rank 0:
+ * the others then see a reset or a refusal at once instead of waiting out their timeout.
  *
  * Processes. The ranks share one new process group, led by rank 0 and separate from
  * duetrun's. A Ctrl-C from the terminal therefore reaches duetrun alone, which forwards it
@@ -267,7 +269,8 @@ static void export_job_env(const job_t *job, const char *addr)
     char n[16];
     snprintf(n, sizeof n, "%d", job->opt.nranks);
     if (setenv("DUET_NRANKS", n, 1) || setenv("DUET_LOCAL_SIZE", n, 1) || setenv("DUET_BOOT_ADDR", addr, 1) ||
-        setenv("DUET_JOB_SECRET", job->secret, 1) || unsetenv("DUET_BOOT_LISTEN_FD"))
+        setenv("DUET_JOB_SECRET", job->secret, 1) || setenv("DUET_BOOT_LISTENING", "1", 1) ||
+        unsetenv("DUET_BOOT_LISTEN_FD"))
         die("setenv");
 }
 

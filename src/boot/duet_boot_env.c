@@ -5,13 +5,23 @@
  *   duetrun    DUET_RANK, DUET_NRANKS, DUET_LOCAL_*        DUET_BOOT_ADDR, DUET_JOB_SECRET, rank 0
  *                                                          inherits the listener (DUET_BOOT_LISTEN_FD)
  *   mpirun     OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK,      DUET_BOOT_ADDR or MASTER_ADDR:MASTER_PORT+1
- *              LOCAL_SIZE}                                 if set, else a rendezvous file in /tmp
- *   srun       SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID   (one host) named by the launcher's job id;
+ *              LOCAL_SIZE}                                 if set, else a rendezvous file (one host) in
+ *   srun       SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID   a private directory, named by the job id;
  *   torchrun   RANK, WORLD_SIZE, LOCAL_RANK,               secret: DUET_JOB_SECRET if set, else
  *              LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT  derived from the job id (weaker)
  *   none       a single rank
  *
  * MASTER_PORT itself belongs to torch's own store, hence MASTER_PORT + 1.
+ *
+ * The rendezvous file ("host:port pid") lives in a directory only this user can write
+ * (duet_boot_env_private_dir) and is read only when it is a regular file of this user with
+ * mode 0600, opened without following links: a file planted by anyone else is refused, and
+ * even a root it pointed at would have to prove the job secret (duet_boot.h) before a rank
+ * tells it anything. Its pid tells a rank that rank 0 died after publishing it (the file is
+ * newer than the rank itself: an older one is a dead job's, and rank 0 will replace it).
+ *
+ * duetrun's inherited listener is kept for the life of the process (each duet_init serves a
+ * copy of it), so a later duet_init after duet_finalize rendezvous at the same address.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "boot/duet_boot.h"
+#include "boot/duet_boot_tcp.h"
 
 static long env_long(const char *name, long fallback)
 {
@@ -75,55 +88,199 @@ static duet_status_t job_secret(uint8_t *secret)
     return DUET_OK;
 }
 
-/* The single-host rendezvous file: rank 0 publishes "host:port", others read it. */
-static void rdv_file_path(char *path, size_t len)
+/* ---- the single-host rendezvous file */
+
+/* Refuses a directory that anyone but this user could change. */
+static duet_status_t check_private(const char *dir, const struct stat *st)
 {
-    char safe[200];
-    const char *job = job_id_text();
+    const char *what = S_ISLNK(st->st_mode)              ? "is a symbolic link"
+                       : !S_ISDIR(st->st_mode)           ? "is not a directory"
+                       : st->st_uid != geteuid()         ? "belongs to another user"
+                       : (st->st_mode & (S_IWGRP | S_IWOTH)) ? "is writable by group or others"
+                                                         : NULL;
+    if (!what) return DUET_OK;
+    return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: refusing the rendezvous directory %s: it %s (owner uid %d, "
+                     "mode %03o; it must be this user's (uid %d), mode 0700: remove it)", dir, what, (int)st->st_uid,
+                     (unsigned)(st->st_mode & 0777), (int)geteuid());
+}
+
+duet_status_t duet_boot_env_private_dir(char *dir, size_t len)
+{
+    const char *xdg = duet_foreign_env("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (xdg && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+        !(st.st_mode & (S_IWGRP | S_IWOTH)))
+        snprintf(dir, len, "%s/duet", xdg);
+    else
+        snprintf(dir, len, "/tmp/duet-%d", (int)geteuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: cannot create %s: %s", dir, strerror(errno));
+    if (lstat(dir, &st) != 0)
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: %s: %s", dir, strerror(errno));
+    return check_private(dir, &st);
+}
+
+static duet_status_t rdv_file_path(char *path, size_t len)
+{
+    char dir[256], safe[200];
+    duet_status_t st = duet_boot_env_private_dir(dir, sizeof dir);
+    if (st) return st;
+    const char *job = job_id_text(), *step = duet_foreign_env("SLURM_STEP_ID");
     size_t i = 0;
     for (; job && job[i] && i < sizeof safe - 1; i++)
         safe[i] = (job[i] == '/' || job[i] == ' ') ? '_' : job[i];
     safe[i] = '\0';
-    snprintf(path, len, "/tmp/duet-rdv-%d-%s", (int)getuid(), safe);
+    snprintf(path, len, "%s/rdv-%s%s%s", dir, safe, step ? "." : "", step ? step : "");
+    return DUET_OK;
 }
 
 static duet_status_t rdv_file_publish(const duet_unique_id_t *uid)
 {
     const duet_boot_id_t *id = (const duet_boot_id_t *)uid;
-    char path[256], tmp[300], text[64];
-    rdv_file_path(path, sizeof path);
+    char path[512], tmp[600], text[96];
+    duet_status_t st = rdv_file_path(path, sizeof path);
+    if (st) return st;
     snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
     struct in_addr ia = {id->addr_be};
-    int n = snprintf(text, sizeof text, "%s:%u\n", inet_ntoa(ia), ntohs(id->port_be));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int n = snprintf(text, sizeof text, "%s:%u %d\n", inet_ntoa(ia), ntohs(id->port_be), (int)getpid());
+    unlink(tmp); /* our own leftover, if any (the directory is ours alone) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) || rename(tmp, path)) {
+        int e = errno;
         if (fd >= 0) unlink(tmp);
-        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: cannot publish %s: %s", path, strerror(errno));
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: cannot publish %s: %s", path, strerror(e));
     }
+    return DUET_OK;
+}
+
+/* 1 when process `pid` has ended (or never was); a zombie has ended too. */
+static int pid_ended(int pid)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0) return errno == ESRCH;
+    struct pollfd p = {fd, POLLIN, 0};
+    int ended = poll(&p, 1, 0) == 1;
+    close(fd);
+    return ended;
+}
+
+/* When this process started, on the realtime clock (from its start in ticks since boot). */
+static double my_start_realtime(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long start = 0;
+    for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+    if (!p || sscanf(p + 1, "%llu", &start) != 1) return 0;
+    struct timespec rt, bt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_BOOTTIME, &bt);
+    double boot_at = (double)rt.tv_sec + rt.tv_nsec * 1e-9 - ((double)bt.tv_sec + bt.tv_nsec * 1e-9);
+    return boot_at + (double)start / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Reads the published "host:port pid". DUET_OK with *pid, 1 while there is none yet, else an
+ * error (a file that is not this user's own private one is refused, never read). */
+static duet_status_t rdv_file_try(const char *path, char *host_port, size_t len, int *pid, double *mtime)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT) return (duet_status_t)1;
+    if (fd < 0)
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: refusing the rendezvous file %s: %s", path,
+                         errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    struct stat st;
+    const char *what = fstat(fd, &st) != 0          ? strerror(errno)
+                       : !S_ISREG(st.st_mode)       ? "it is not a regular file"
+                       : st.st_uid != geteuid()     ? "it belongs to another user"
+                       : (st.st_mode & 0777) != 0600 ? "its mode is not 0600"
+                                                     : NULL;
+    if (what) {
+        close(fd);
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: refusing the rendezvous file %s: %s (owner uid %d, mode "
+                         "%03o; this user is uid %d)", path, what, (int)st.st_uid, (unsigned)(st.st_mode & 0777),
+                         (int)geteuid());
+    }
+    char text[128];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    char hp[100];
+    if (n <= 0 || sscanf(text, "%99s %d", hp, pid) != 2) return (duet_status_t)1; /* being replaced */
+    snprintf(host_port, len, "%s", hp);
+    *mtime = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec * 1e-9;
     return DUET_OK;
 }
 
 static duet_status_t rdv_file_read(char *host_port, size_t len, double timeout_s)
 {
-    char path[256];
-    rdv_file_path(path, sizeof path);
+    char path[512];
+    duet_status_t st = rdv_file_path(path, sizeof path);
+    if (st) return st;
     uint64_t deadline = duet_time_ns() + (uint64_t)(timeout_s * 1e9);
+    double born = my_start_realtime();
     for (;;) {
-        FILE *f = fopen(path, "r");
-        if (f) {
-            char *ok = fgets(host_port, (int)len, f);
-            fclose(f);
-            if (ok) {
-                host_port[strcspn(host_port, "\n")] = '\0';
-                return DUET_OK;
-            }
-        }
+        int pid = 0;
+        double mtime = 0;
+        st = rdv_file_try(path, host_port, len, &pid, &mtime);
+        if (st < 0) return st;
+        if (st == DUET_OK && !pid_ended(pid)) return DUET_OK;
+        /* rank 0 published and died (the file is younger than me: this job's), or a dead job's file */
+        if (st == DUET_OK && mtime >= born - 0.5)
+            return DUET_FAIL(DUET_ERR_PEER_FAILED, BOOT, "bootstrap: rank 0 (pid %d) published the rendezvous %s and "
+                             "died before the others could join", pid, path);
         if (duet_time_ns() > deadline)
             return DUET_FAIL(DUET_ERR_TIMEOUT, BOOT,
                              "bootstrap: rank 0 did not publish %s in time; across hosts, set "
                              "DUET_BOOT_ADDR=host:port (or MASTER_ADDR/MASTER_PORT)", path);
         poll(NULL, 0, 5); /* rank 0 is starting: the file appears once */
     }
+}
+
+/* duetrun's listener, taken once and kept for the life of the process (-1: none yet) */
+static int kept_listener = -1;
+
+/* The listener rank 0 serves at host_port: a copy of duetrun's, or its own on that port, bound
+ * to the address host_port names. Not where the settings name an interface (then theirs), nor
+ * where it names loopback for a job not known to be on one host (a node's name often resolves
+ * to 127.0.1.1 on that node alone: then the interface the settings choose), nor where it is not
+ * this host's address (a service address: the same). */
+static duet_status_t root_listener(const char *host_port, int *out)
+{
+    int inherited = (int)duet_cfg()->boot_listen_fd;
+    if (inherited >= 0 && kept_listener < 0) {
+        kept_listener = inherited;
+        fcntl(kept_listener, F_SETFD, FD_CLOEXEC); /* not inherited by the program's children */
+        fcntl(kept_listener, F_SETFL, fcntl(kept_listener, F_GETFL) | O_NONBLOCK);
+    }
+    if (kept_listener >= 0) {
+        *out = fcntl(kept_listener, F_DUPFD_CLOEXEC, 0);
+        if (*out < 0) return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: dup of the inherited listener: %s", strerror(errno));
+        return DUET_OK;
+    }
+    duet_unique_id_t tmp;
+    duet_status_t st = duet_boot_id_from(&tmp, host_port, (const uint8_t[DUET_SECRET_BYTES]){0}, -1);
+    if (st) return st;
+    const duet_boot_id_t *named = (const duet_boot_id_t *)&tmp;
+    const duet_cfg_t *cfg = duet_cfg();
+    const char *because;
+    int settings = cfg->socket_ifname[0] || cfg->bootstrap_ifaddr[0];
+    int lo_apart = (ntohl(named->addr_be) >> 24) == 127 && !duet_boot_env_one_host(&because);
+    if (!settings && !lo_apart) {
+        st = duet_tcp_listen(named->addr_be, named->port_be, 1, out);
+        if (st != DUET_ERR_SYSTEM) return st;
+    }
+    uint32_t addr;
+    char why[256];
+    duet_status_t st2 = duet_boot_bind_addr(DUET_BOOT_ASK_LAUNCHER, &addr, why, sizeof why);
+    if (st2) return st2;
+    DUET_LOG(INFO, BOOT, "bootstrap: rank 0 listens on port %u of %s, not of the address %s names", ntohs(named->port_be),
+             why, host_port);
+    return duet_tcp_listen(addr, named->port_be, 1, out);
 }
 
 static duet_status_t rendezvous_id(duet_boot_env_t *env)
@@ -139,41 +296,56 @@ static duet_status_t rendezvous_id(duet_boot_env_t *env)
     } else if (maddr && mport) {
         snprintf(host_port, sizeof host_port, "%s:%ld", maddr, strtol(mport, NULL, 10) + 1);
     } else {
-        /* one host: rank 0 makes a listener and publishes it in a file */
+        /* one host: rank 0 makes a listener (loopback) and publishes it in a file */
         if (env->rank == 0) {
-            if ((st = duet_boot_id_create_secret(&env->id, secret))) return st;
+            if ((st = duet_boot_id_create_secret(&env->id, secret, DUET_BOOT_ONE_HOST))) return st;
             if ((st = rdv_file_publish(&env->id))) return st;
             env->published_file = 1;
             return DUET_OK;
         }
         if ((st = rdv_file_read(host_port, sizeof host_port, duet_cfg()->bootstrap_timeout)))
             return st;
-        return duet_boot_id_from(&env->id, host_port, secret, -1);
+        st = duet_boot_id_from(&env->id, host_port, secret, -1);
+        ((duet_boot_id_t *)&env->id)->flags |= DUET_BOOT_ID_LISTENING; /* published once it listened */
+        return st;
     }
     int listen_fd = -1;
-    if (env->rank == 0) {
-        listen_fd = (int)duet_cfg()->boot_listen_fd;
-        if (listen_fd < 0) {
-            /* the root listens on the named port itself */
-            const char *colon = strrchr(host_port, ':');
-            listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-            int one = 1;
-            setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            struct sockaddr_in sa = {.sin_family = AF_INET,
-                                     .sin_port = htons((uint16_t)strtol(colon ? colon + 1 : "0", NULL, 10)),
-                                     .sin_addr = {htonl(INADDR_ANY)}};
-            if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof sa) || listen(listen_fd, 1024)) {
-                int e = errno;
-                if (listen_fd >= 0) close(listen_fd);
-                return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: rank 0 cannot listen on %s: %s",
-                                 host_port, strerror(e));
-            }
-        } else {
-            fcntl(listen_fd, F_SETFD, FD_CLOEXEC); /* not inherited by the program's children */
-            fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
-        }
+    if (env->rank == 0 && (st = root_listener(host_port, &listen_fd))) return st;
+    st = duet_boot_id_from(&env->id, host_port, secret, listen_fd);
+    if (st && listen_fd >= 0) close(listen_fd);
+    /* duetrun listens before it starts any rank (and says so); ranks started by hand may come first */
+    if (duet_cfg()->boot_listening) ((duet_boot_id_t *)&env->id)->flags |= DUET_BOOT_ID_LISTENING;
+    return st;
+}
+
+int duet_boot_env_one_host(const char **why)
+{
+    const duet_cfg_t *cfg = duet_cfg();
+    static _Thread_local char text[128];
+    long n, local;
+    int one;
+    if (cfg->rank >= 0 && cfg->nranks > 0) { /* duetrun, or ranks started by hand */
+        one = cfg->local_size == cfg->nranks;
+        snprintf(text, sizeof text, "DUET_LOCAL_SIZE says %ld of %ld ranks are on this host%s", cfg->local_size,
+                 cfg->nranks, cfg->boot_listening ? " (duetrun)" : "");
+    } else if ((n = env_long("OMPI_COMM_WORLD_SIZE", 0)) > 0) {
+        local = env_long("OMPI_COMM_WORLD_LOCAL_SIZE", 0);
+        one = local == n;
+        snprintf(text, sizeof text, "mpirun says %ld of %ld ranks are on this host", local, n);
+    } else if (env_long("SLURM_NTASKS", 0) > 0 && env_long("SLURM_PROCID", -1) >= 0) {
+        long nodes = env_long("SLURM_NNODES", env_long("SLURM_JOB_NUM_NODES", 0));
+        one = nodes == 1;
+        snprintf(text, sizeof text, "srun says the job has %ld node(s)", nodes);
+    } else if ((n = env_long("WORLD_SIZE", 0)) > 0 && env_long("RANK", -1) >= 0) {
+        local = env_long("LOCAL_WORLD_SIZE", -1);
+        one = local == n;
+        snprintf(text, sizeof text, "torchrun says %ld of %ld ranks are on this host", local, n);
+    } else {
+        one = 0;
+        snprintf(text, sizeof text, "no launcher says where the ranks run");
     }
-    return duet_boot_id_from(&env->id, host_port, secret, listen_fd);
+    *why = text;
+    return one;
 }
 
 duet_status_t duet_boot_env_detect(duet_boot_env_t *env)
@@ -210,7 +382,7 @@ duet_status_t duet_boot_env_detect(duet_boot_env_t *env)
         env->nranks = 1;
         env->local_rank = 0;
         env->local_size = 1;
-        return duet_boot_id_create(&env->id);
+        return duet_boot_id_create_secret(&env->id, NULL, DUET_BOOT_ONE_HOST); /* a single rank */
     }
     if (env->rank < 0 || env->rank >= env->nranks)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, BOOT, "%s gave rank %d outside [0, %d)", env->launcher,
@@ -222,8 +394,7 @@ duet_status_t duet_boot_env_detect(duet_boot_env_t *env)
 void duet_boot_env_cleanup(duet_boot_env_t *env)
 {
     if (!env->published_file) return;
-    char path[256];
-    rdv_file_path(path, sizeof path);
-    unlink(path);
+    char path[512];
+    if (rdv_file_path(path, sizeof path) == DUET_OK) unlink(path);
     env->published_file = 0;
 }

@@ -152,7 +152,8 @@ static int make_socket(void)
     return fd;
 }
 
-duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t deadline_ns, int *out)
+duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t deadline_ns, int refused_is_final,
+                               int *out)
 {
     char who[64];
     struct in_addr ia = {addr_be};
@@ -182,6 +183,9 @@ duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t dead
             return DUET_OK;
         }
         close(fd);
+        if (refused_is_final && last_err == ECONNREFUSED)
+            return duet_error_set(DUET_ERR_PEER_FAILED, "bootstrap: %s refused the connection: the root had "
+                                  "listened there, so it is gone", who); /* the caller says more, and logs */
         /* the root may not listen yet: retry refused/unreachable until the deadline */
         int ms = ms_left(deadline_ns);
         if (ms == 0)
@@ -194,6 +198,43 @@ duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t dead
     }
 }
 
+duet_status_t duet_tcp_listen(uint32_t addr_be, uint16_t port_be, int reuse, int *out)
+{
+    struct in_addr ia = {addr_be};
+    if (addr_be == htonl(INADDR_ANY))
+        return DUET_FAIL(DUET_ERR_INTERNAL, BOOT, "bootstrap: asked to listen on every interface");
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: socket(): %s", strerror(errno));
+    int one = 1;
+    if (reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = port_be, .sin_addr = {addr_be}};
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4096)) {
+        int e = errno;
+        close(fd);
+        return DUET_FAIL(DUET_ERR_SYSTEM, BOOT, "bootstrap: cannot listen on %s:%u: %s", inet_ntoa(ia),
+                         ntohs(port_be), strerror(e));
+    }
+    duet_tcp_note_bound(fd);
+    *out = fd;
+    return DUET_OK;
+}
+
+static _Atomic uint64_t last_bound; /* addr << 16 | port, both in network order */
+
+void duet_tcp_note_bound(int listen_fd)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    if (getsockname(listen_fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET)
+        atomic_store(&last_bound, (uint64_t)sa.sin_addr.s_addr << 16 | sa.sin_port);
+}
+
+void duet_boot_last_bound(uint32_t *addr_be, uint16_t *port_be)
+{
+    uint64_t v = atomic_load(&last_bound);
+    *addr_be = (uint32_t)(v >> 16);
+    *port_be = (uint16_t)v;
+}
 duet_status_t duet_tcp_accept(int listen_fd, uint64_t deadline_ns, int *out, char *peer, size_t peerlen)
 {
     for (;;) {

@@ -10,11 +10,13 @@
 
 /* Kinds of bootstrap messages; a receiver names the kind it expects. */
 enum {
-    DUET_MSG_HELLO = 1, /* rank -> root: secret, rank, nranks            */
+    DUET_MSG_HELLO = 1, /* rank -> root: version, the rank's nonce        */
     DUET_MSG_WELCOME,   /* root -> rank: status + message                */
     DUET_MSG_GATHER,    /* rank -> root: this rank's piece               */
     DUET_MSG_GATHERED,  /* root -> rank: everyone's pieces               */
     DUET_MSG_BCAST,     /* root -> rank                                  */
+    DUET_MSG_PROOF,     /* root -> rank: the root's nonce and proof      */
+    DUET_MSG_JOIN,      /* rank -> root: rank, nranks and the rank's proof */
 };
 
 typedef struct {
@@ -44,10 +46,19 @@ const _Atomic int *duet_tcp_watch(const _Atomic int *abort);
 void duet_tcp_watch_peer(int (*gone)(void *arg, int rank), void *arg, int rank);
 
 /* A non-blocking, close-on-exec TCP connection to addr:port, retried until the deadline
- * while the root is not yet listening. */
-duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t deadline_ns, int *fd);
+ * while the root is not yet listening; with refused_is_final a refused connection fails at
+ * once (DUET_ERR_PEER_FAILED): the root is known to have listened, so it is gone. */
+duet_status_t duet_tcp_connect(uint32_t addr_be, uint16_t port_be, uint64_t deadline_ns, int refused_is_final,
+                               int *fd);
+
 /* Accepts one connection, waiting at most until the deadline. */
 duet_status_t duet_tcp_accept(int listen_fd, uint64_t deadline_ns, int *fd, char *peer, size_t peerlen);
+
+/* A non-blocking, close-on-exec listener bound to addr:port (port 0: the kernel picks;
+ * reuse: SO_REUSEADDR, for a fixed port used again). Never INADDR_ANY. */
+duet_status_t duet_tcp_listen(uint32_t addr_be, uint16_t port_be, int reuse, int *fd);
+/* Notes a listener this process will serve (its getsockname), for duet_boot_last_bound. */
+void duet_tcp_note_bound(int listen_fd);
 
 static inline uint64_t duet_deadline_after(double secs)
 {

@@ -100,6 +100,9 @@ static inline duet_status_t duet_comm_check_usable(duet_comm_t c, const char *fn
     return DUET_LIKELY(a == 0) ? DUET_OK : duet_comm_unusable_(c, fn, a);
 }
 
+/* Where the bootstrap of a new communicator of these root-communicator ranks listens:
+ * loopback when they all share one host (duet_comm_split.c). */
+duet_boot_scope_t duet_comm_boot_scope_(duet_comm_t c, const int *heap_pes, int n);
 /* Builds a communicator around a joined bootstrap (takes ownership of *boot). With
  * parent == NULL it creates a heap (its GPU part on `device`, or -1: the default choice);
  * else it shares the parent's, with heap_pe given. */

@@ -33,8 +33,9 @@
  * one still reads this one (the same value: a rank's flag does not change between attempts),
  * or post the next call (the other slot: it cannot be two calls ahead).
  *
- * Shrink: after deciding D, the first rank outside D makes a bootstrap id and publishes it
- * in its area (new_id[seq & 1], then id_ready = seq); the others join it with their new ranks
+ * Shrink: after deciding D, the first rank outside D makes a bootstrap listener and publishes
+ * its address in its area (new_id[seq & 1], then id_ready = seq; no secret: every survivor
+ * derives the new one from comm's and seq); the others join it with their new ranks
  * (the new root gives up as soon as one that has not joined is seen dead);
  * a team slot free on all of them is picked over the new bootstrap, and the communicator is
  * built as a team of the heap's root communicator (so it outlives comm, and shares its heap).
@@ -192,28 +193,38 @@ duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
 /* ---------------------------------------------------------------- shrink */
 
 /* The new communicator's bootstrap id, from its rank 0 (`lead`, a rank of c), by the parity
- * of the call (nobody is a call ahead of the lead while it has not published). */
-static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, duet_unique_id_t *id, const char *fn)
+ * of the call (nobody is a call ahead of the lead while it has not published). Only the
+ * listener's address goes through the FT area (a net get across hosts): every survivor derives
+ * the secret from c's and the shrink's sequence number. */
+static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, const int *heap_pe, int count,
+                             duet_unique_id_t *id, const char *fn)
 {
-    _Static_assert(sizeof(duet_unique_id_t) <= sizeof(((duet_ft_area_t *)0)->new_id[0]), "the id fits");
+    _Static_assert(sizeof(duet_boot_addr_t) <= sizeof(((duet_ft_area_t *)0)->new_id[0]), "the address fits");
     size_t slot = (seq >> 8) & 1;
+    uint8_t secret[DUET_SECRET_BYTES];
+    duet_boot_derive_secret(c->boot.secret, "shrink", seq, 0, secret);
+    duet_boot_addr_t addr;
+    duet_status_t st = DUET_OK;
     if (lead == c->rank) {
         duet_ft_area_t *a = duet_comm_ft(c);
-        duet_status_t st = duet_get_unique_id(id);
+        st = duet_boot_id_create_secret(id, secret, duet_comm_boot_scope_(c, heap_pe, count));
+        memset(secret, 0, sizeof secret);
         if (st) return st;
-        memcpy(a->new_id[slot], id, sizeof *id);
+        duet_boot_id_addr(id, &addr);
+        memcpy(a->new_id[slot], &addr, sizeof addr);
         atomic_store_explicit(&a->id_ready, seq, memory_order_release);
         return DUET_OK;
     }
     int ready;
-    duet_status_t st = duet_ft_await(c, lead, offsetof(duet_ft_area_t, id_ready), seq, &ready,
-                                     "new communicator's bootstrap id", fn);
+    st = duet_ft_await(c, lead, offsetof(duet_ft_area_t, id_ready), seq, &ready, "new communicator's bootstrap id", fn);
     if (st == DUET_OK && !ready)
         st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: rank %d, the new communicator's rank 0, died during "
                        "the shrink; shrink again", fn, lead);
     if (st == DUET_OK)
         st = duet_ft_read(c, lead, offsetof(duet_ft_area_t, new_id) + slot * sizeof(((duet_ft_area_t *)0)->new_id[0]),
-                          id, sizeof *id);
+                          &addr, sizeof addr);
+    if (st == DUET_OK) duet_boot_id_rebuild(id, &addr, secret);
+    memset(secret, 0, sizeof secret);
     return st;
 }
 
@@ -253,7 +264,7 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
         heap_pe[count++] = c->heap_pe[r];
     }
     duet_unique_id_t id;
-    if (st == DUET_OK) st = lead_id(c, lead, seq, &id, fn);
+    if (st == DUET_OK) st = lead_id(c, lead, seq, heap_pe, count, &id, fn);
     duet_boot_t boot;
     int joined = 0;
     join_watch_t watch = {c, old_of}; /* a survivor that dies now is not waited for */

@@ -4,13 +4,16 @@
  * A split is collective over the parent. Two out-of-band exchanges over the parent:
  *   1. everyone's (color, key, sync slots in use) -> each rank finds its group, its new
  *      rank, and a sync slot free on every member;
- *   2. each group's leader (its first member) makes a unique id for the group's own
- *      bootstrap; the members join it.
+ *   2. each group's leader (its first member) makes a listener for the group's own
+ *      bootstrap; only its address travels over the parent: every member derives the
+ *      group's secret from the parent's (HMAC over "split", the parent's exchange count and
+ *      the color), so no secret crosses the wire. The members join it.
  * The new communicator shares the parent's heap (same symmetric addresses).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
+#include "core/duet_ft.h"
 #include "cuda/duet_cuda_heap.h"
 
 typedef struct {
@@ -21,7 +24,7 @@ typedef struct {
 typedef struct {
     int32_t status;
     int32_t pad;
-    duet_unique_id_t id;
+    duet_boot_addr_t addr; /* the leader's listener: no secret */
 } split_id_t;
 
 typedef struct {
@@ -60,10 +63,21 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
         for (int s = 1; s < DUET_TEAM_SLOTS && slot < 0; s++)
             if (!(used & (1ull << s))) slot = s;
     }
-    /* exchange 2: the leaders' ids (every rank takes part, members or not) */
-    split_id_t my_id = {DUET_OK, 0, {{0}}};
+    /* exchange 2: the leaders' addresses (every rank takes part, members or not); the count of
+     * the parent's exchanges names this split alike on every rank */
+    uint8_t secret[DUET_SECRET_BYTES];
+    duet_boot_derive_secret(parent->boot.secret, "split", parent->boot.seq, (uint64_t)(uint32_t)color, secret);
+    split_id_t my_id = {DUET_OK, 0, {0, 0, 0, 0}};
+    duet_unique_id_t id;
     if (st == DUET_OK && my_index == 0) {
-        my_id.status = slot < 0 ? DUET_ERR_NO_MEMORY : duet_boot_id_create(&my_id.id);
+        heap_pe = malloc(sizeof(int) * (size_t)count);
+        for (int i = 0; heap_pe && i < count; i++) heap_pe[i] = parent->heap_pe[members[i].parent_rank];
+        my_id.status = slot < 0 || !heap_pe ? DUET_ERR_NO_MEMORY
+                                            : duet_boot_id_create_secret(&id, secret,
+                                                                         duet_comm_boot_scope_(parent, heap_pe, count));
+        if (my_id.status == DUET_OK) duet_boot_id_addr(&id, &my_id.addr);
+        free(heap_pe);
+        heap_pe = NULL;
     }
     if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &my_id, ids, sizeof my_id);
     if (st != DUET_OK || color == DUET_COLOR_UNDEFINED) goto out;
@@ -85,7 +99,9 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     }
     for (int i = 0; i < count; i++) heap_pe[i] = parent->heap_pe[members[i].parent_rank];
     duet_boot_t boot;
-    st = duet_boot_join(&boot, &leader->id, my_index, count, duet_cfg()->bootstrap_timeout);
+    duet_boot_id_rebuild(&id, &leader->addr, secret);
+    memset(secret, 0, sizeof secret);
+    st = duet_boot_join(&boot, &id, my_index, count, duet_cfg()->bootstrap_timeout);
     if (st != DUET_OK) goto out;
     /* my flags and fault-tolerance words of the slot start from zero before any member may
      * use them */
@@ -107,6 +123,14 @@ out:
     free(members);
     free(heap_pe);
     return st;
+}
+
+duet_boot_scope_t duet_comm_boot_scope_(duet_comm_t c, const int *heap_pes, int n)
+{
+    const int *host_of = duet_ft_root(c)->host_of;
+    for (int i = 1; i < n; i++)
+        if (!host_of || host_of[heap_pes[i]] != host_of[heap_pes[0]]) return DUET_BOOT_HOSTS;
+    return DUET_BOOT_ONE_HOST;
 }
 
 duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)

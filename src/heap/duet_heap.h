@@ -66,7 +66,7 @@ typedef struct {
     _Atomic uint64_t posted;    /* the last seq whose flag I posted                           */
     uint64_t flag[2];           /* agree: my flag, by the parity of the call (seq >> 8)       */
     _Atomic uint64_t id_ready;  /* shrink, as the new rank 0: the seq whose id is in new_id   */
-    char new_id[2][128];        /* shrink: the new communicator's bootstrap id, by parity     */
+    char new_id[2][128];        /* shrink: the new root's address (no secret), by parity      */
     /* consensus across hosts (duet_comm_ft_net.c): my estimate, published in my segment when
      * my turn as coordinator comes; the others read it (a get where it is not mapped) */
     _Atomic uint64_t est_seq;   /* the last seq whose estimate I published                    */

@@ -102,7 +102,19 @@ void duet_log_set_rank(int rank);
     X(BOOTSTRAP_TIMEOUT, bootstrap_timeout, SECS, "30",                                          \
       "Bound in seconds on every bootstrap wait (connect, rendezvous, out-of-band exchange)")   \
     X(BOOTSTRAP_IFADDR, bootstrap_ifaddr, STR, "",                                               \
-      "Address the rendezvous root listens on and advertises (default: the host's address)")    \
+      "IPv4 address every bootstrap listener binds and advertises (default: as DUET_SOCKET_IFNAME)") \
+    X(SOCKET_IFNAME, socket_ifname, STR, "",                                                     \
+      "Interface bootstrap listeners bind (like NCCL_SOCKET_IFNAME): name prefixes, comma "      \
+      "separated; =eth0 exact names; ^docker excludes; default: loopback when the job is on one " \
+      "host, else the first up non-loopback IPv4 interface; never all interfaces")              \
+    X(BOOTSTRAP_HANDSHAKE_TIMEOUT, bootstrap_handshake_timeout, SECS, "5",                       \
+      "Seconds a connection to a bootstrap root has to prove the job secret before it is dropped" \
+      " (others are served meanwhile; a real rank descheduled on a loaded host must not be)")   \
+    X(BOOT_LISTENING, boot_listening, INT, "0",                                                  \
+      "1: the root listened at DUET_BOOT_ADDR before any rank started, so a refused connection " \
+      "means it is gone (set by duetrun)")                                                      \
+    X(TEST_BOOT_ROOT_DIE, test_boot_root_die, INT, "0",                                          \
+      "For tests: 1 makes a bootstrap root SIGKILL itself once it listens, before any rank joins") \
     X(NET, net, STR, "auto",                                                                     \
       "Transport between ranks on different hosts (docs/NETWORK.md): auto: net (UCX) to other "  \
       "hosts, shared memory inside one (a build without UCX refuses jobs on several hosts); "    \

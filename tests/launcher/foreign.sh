@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 ring=${2:?usage: sh $0 <duetrun> <ring_check>}
 n=3
-clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT"
+clean_env="env -u DUET_RANK -u DUET_NRANKS -u DUET_LOCAL_RANK -u DUET_LOCAL_SIZE -u DUET_BOOT_ADDR -u DUET_JOB_SECRET -u DUET_BOOT_LISTEN_FD -u DUET_BOOT_LISTENING -u OMPI_COMM_WORLD_SIZE -u SLURM_NTASKS -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT"
 
 # start n ranks with "$@" as per-rank environment builder; wait for each, bounded
 run_ranks() { # $1: label; $2: function printing the env assignments for rank $r
@@ -33,9 +33,11 @@ port=$((10000 + $$ % (low - 12000)))
 torch_env() { echo "RANK=$1 WORLD_SIZE=$n LOCAL_RANK=$1 LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port TORCHELASTIC_RUN_ID=duet-test-$$"; }
 run_ranks torchrun torch_env
 
-slurm_env() { echo "SLURM_PROCID=$1 SLURM_NTASKS=$n SLURM_LOCALID=$1 SLURM_JOB_ID=duet-test-$$ SLURM_STEP_ID=0"; }
+mkdir -m 700 "$tmp/xdg"
+slurm_env() { echo "SLURM_PROCID=$1 SLURM_NTASKS=$n SLURM_LOCALID=$1 SLURM_JOB_ID=duet-test-$$ SLURM_STEP_ID=0 XDG_RUNTIME_DIR=$tmp/xdg"; }
 run_ranks srun slurm_env
-[ ! -e "/tmp/duet-rdv-$(id -u)-duet-test-$$" ] || fail "srun: the rendezvous file was left behind"
+[ -d "$tmp/xdg/duet" ] || fail "srun: no rendezvous directory in \$XDG_RUNTIME_DIR"
+[ ! -e "$tmp/xdg/duet/rdv-duet-test-$$.0" ] || fail "srun: the rendezvous file was left behind"
 
 if command -v mpirun >/dev/null 2>&1; then
     $clean_env timeout 120 mpirun --allow-run-as-root --oversubscribe -np $n "$ring" $n >"$tmp/mpi.out" 2>&1 ||

@@ -34,3 +34,18 @@ target_include_directories(launcher_ring_check PRIVATE ${CMAKE_CURRENT_LIST_DIR}
 add_test(NAME launcher.foreign
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/foreign.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:launcher_ring_check>)
 set_tests_properties(launcher.foreign PROPERTIES LABELS mp TIMEOUT 300)
+
+# issue 18: re-init after finalize and bound listeners under each launcher path (items 11, 2);
+# rank 0 dying inside duet_init (item 10)
+foreach(prog boot_cycles boot_root_death)
+  add_executable(launcher_${prog} ${CMAKE_CURRENT_LIST_DIR}/${prog}.c)
+  target_link_libraries(launcher_${prog} PRIVATE duet_static)
+  target_include_directories(launcher_${prog} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
+endforeach()
+add_test(NAME launcher.boot_cycles
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/boot_cycles.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:launcher_boot_cycles>)
+set_tests_properties(launcher.boot_cycles PROPERTIES LABELS "mp;launcher" TIMEOUT 300)
+add_test(NAME launcher.boot_root_death
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/boot_root_death.sh $<TARGET_FILE:duetrun>
+                 $<TARGET_FILE:launcher_boot_root_death>)
+set_tests_properties(launcher.boot_root_death PROPERTIES LABELS "ft;launcher" TIMEOUT 200)

@@ -27,3 +27,8 @@ set_tests_properties(mp.test_shm_reclaim.jobs PROPERTIES LABELS mp TIMEOUT 150)
 # test_boot forks its own ranks (bootstrap failure modes): a plain process, no duetrun.
 add_test(NAME mp.test_boot COMMAND test_boot)
 set_tests_properties(mp.test_boot PROPERTIES LABELS mp TIMEOUT 60)
+
+# test_boot_sec forks its own ranks and plays the attacker (issue 18: fake roots, planted
+# rendezvous files, fake and idle ranks, a recording relay); a plain process, no duetrun.
+add_test(NAME mp.test_boot_sec COMMAND test_boot_sec)
+set_tests_properties(mp.test_boot_sec PROPERTIES LABELS mp TIMEOUT 120)

@@ -239,7 +239,7 @@ int main(void)
     r1 = spawn(id, 1, 2);
     expect_ok(&r1, "rank 1");
     expect_ok(&root, "root");
-    CHECK(log_has("d.log", "wrong job secret"), "the root did not log the refused connection");
+    CHECK(log_has("d.log", "did not prove the job secret"), "the root did not log the refused connection");
 
     /* e, f and g run side by side: they only wait out timeouts. (No "unroutable address"
      * case: a test never sends packets anywhere but this machine's loopback.) */

@@ -10,7 +10,10 @@
  * deadline (also for a sender whose peer never reads), payloads of several MiB in both
  * directions at once (the partial send/recv loops; readers and writers in threads).
  * Over TCP on 127.0.0.1: accept with nobody connecting -> DUET_ERR_TIMEOUT, connect to a
- * closed port -> DUET_ERR_TIMEOUT, connect + accept + a framed large message.
+ * closed port -> DUET_ERR_TIMEOUT (or DUET_ERR_PEER_FAILED at once when the root is known to
+ * have listened), connect + accept + a framed large message; duet_tcp_listen binds the
+ * address asked for and refuses INADDR_ANY. duet_boot_derive_secret: RFC 2104 HMAC over the
+ * label and both numbers, each input changing the result.
  * duet_hex_encode / duet_hex_decode: known values, upper case, wrong length, bad digits.
  */
 #include "duet_test.h"
@@ -234,7 +237,7 @@ static void test_tcp(void)
     CHECK_STATUS(duet_tcp_accept(l, duet_deadline_after(0.2), &fd, peer, sizeof peer), DUET_ERR_TIMEOUT);
     CHECK(duet_time_s() - t0 >= 0.19 && duet_time_s() - t0 < 1.0, "accept waited %.3f s", duet_time_s() - t0);
 
-    CHECK_STATUS(duet_tcp_connect(sa.sin_addr.s_addr, sa.sin_port, soon(), &c), DUET_OK);
+    CHECK_STATUS(duet_tcp_connect(sa.sin_addr.s_addr, sa.sin_port, soon(), 0, &c), DUET_OK);
     CHECK_STATUS(duet_tcp_accept(l, soon(), &fd, peer, sizeof peer), DUET_OK);
     CHECK(!strncmp(peer, "127.0.0.1:", 10), "peer \"%s\"", peer);
     CHECK(fcntl(c, F_GETFL) & O_NONBLOCK && fcntl(fd, F_GETFL) & O_NONBLOCK, "links must be non-blocking");
@@ -249,9 +252,64 @@ static void test_tcp(void)
     uint16_t port = sa.sin_port;
     close(l);
     t0 = duet_time_s();
-    CHECK_STATUS(duet_tcp_connect(htonl(INADDR_LOOPBACK), port, duet_deadline_after(0.3), &c), DUET_ERR_TIMEOUT);
+    CHECK_STATUS(duet_tcp_connect(htonl(INADDR_LOOPBACK), port, duet_deadline_after(0.3), 0, &c), DUET_ERR_TIMEOUT);
     double dt = duet_time_s() - t0;
     CHECK(dt >= 0.29 && dt < 1.5, "connect gave up after %.3f s, deadline 0.3 s", dt);
+    /* ... unless the root is known to have listened there: then it is gone, at once */
+    t0 = duet_time_s();
+    CHECK_STATUS(duet_tcp_connect(htonl(INADDR_LOOPBACK), port, duet_deadline_after(5), 1, &c), DUET_ERR_PEER_FAILED);
+    CHECK(duet_time_s() - t0 < 0.5, "a refused connection to a root that had listened took %.3f s", duet_time_s() - t0);
+
+    /* duet_tcp_listen binds what it is asked to, never every interface */
+    CHECK_STATUS(duet_tcp_listen(htonl(INADDR_LOOPBACK), 0, 0, &l), DUET_OK);
+    sl = sizeof sa;
+    CHECK(getsockname(l, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+          sa.sin_port != 0, "listener bound to %s", inet_ntoa(sa.sin_addr));
+    uint32_t a;
+    uint16_t p;
+    duet_boot_last_bound(&a, &p);
+    CHECK(a == sa.sin_addr.s_addr && p == sa.sin_port, "duet_boot_last_bound does not name the last listener");
+    CHECK(fcntl(l, F_GETFL) & O_NONBLOCK && fcntl(l, F_GETFD) & FD_CLOEXEC, "listener flags");
+    close(l);
+    CHECK_STATUS(duet_tcp_listen(htonl(INADDR_ANY), 0, 0, &l), DUET_ERR_INTERNAL);
+}
+
+/* HMAC-SHA-256(K, label | a | b), first 16 bytes, computed here from the hash itself */
+static void test_derive(void)
+{
+    uint8_t k[DUET_SECRET_BYTES], out[DUET_SECRET_BYTES], again[DUET_SECRET_BYTES], ref[DUET_SHA256_BYTES];
+    for (int i = 0; i < DUET_SECRET_BYTES; i++) k[i] = (uint8_t)(3 * i + 1);
+    uint64_t a = 7, b = 3;
+    duet_boot_derive_secret(k, "split", a, b, out);
+    /* the reference: RFC 2104 with SHA-256, key padded to 64 bytes */
+    uint8_t ipad[64], opad[64], inner[DUET_SHA256_BYTES];
+    for (int i = 0; i < 64; i++) {
+        uint8_t x = i < DUET_SECRET_BYTES ? k[i] : 0;
+        ipad[i] = x ^ 0x36;
+        opad[i] = x ^ 0x5c;
+    }
+    duet_sha256_t s;
+    duet_sha256_init(&s);
+    duet_sha256_update(&s, ipad, 64);
+    duet_sha256_update(&s, "split", 5);
+    duet_sha256_update(&s, &a, 8);
+    duet_sha256_update(&s, &b, 8);
+    duet_sha256_final(&s, inner);
+    duet_sha256_init(&s);
+    duet_sha256_update(&s, opad, 64);
+    duet_sha256_update(&s, inner, sizeof inner);
+    duet_sha256_final(&s, ref);
+    CHECK(!memcmp(out, ref, DUET_SECRET_BYTES), "derived secret differs from HMAC-SHA-256(K, label|a|b)");
+    CHECK(memcmp(out, k, DUET_SECRET_BYTES) != 0, "the derived secret is the parent's");
+    duet_boot_derive_secret(k, "shrink", a, b, again);
+    CHECK(memcmp(out, again, DUET_SECRET_BYTES) != 0, "the label does not change the secret");
+    duet_boot_derive_secret(k, "split", a + 1, b, again);
+    CHECK(memcmp(out, again, DUET_SECRET_BYTES) != 0, "the count does not change the secret");
+    duet_boot_derive_secret(k, "split", a, b + 1, again);
+    CHECK(memcmp(out, again, DUET_SECRET_BYTES) != 0, "the color does not change the secret");
+    k[15] ^= 1;
+    duet_boot_derive_secret(k, "split", a, b, again);
+    CHECK(memcmp(out, again, DUET_SECRET_BYTES) != 0, "the parent's secret does not change the secret");
 }
 
 static void test_hex(void)
@@ -291,6 +349,7 @@ int main(void)
     test_timeouts();
     test_large();
     test_tcp();
+    test_derive();
     printf("test_boot_framing: passed\n");
     return 0;
 }
