@@ -437,7 +437,13 @@ duet_status_t duet_barrier_all(void);
  *
  * The algorithm is chosen by the tuner from an alpha-beta model (see docs) unless forced
  * with DUET_ALGO; DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each choice.
+ *
+ * Sizes: a count whose send or receive buffer would exceed DUET_MAX_BUFFER_BYTES (or whose
+ * byte size overflows) is refused at once with DUET_ERR_INVALID_ARG, on every rank alike.
  * ------------------------------------------------------------------------------------ */
+/* The largest buffer of a collective, in bytes: 128 TiB, the user address space of a process
+ * on x86-64 with 4-level page tables (and half that of aarch64 with 48-bit addresses). */
+#define DUET_MAX_BUFFER_BYTES ((size_t)1 << 47)
 typedef enum {
     DUET_INT8 = 0, DUET_UINT8, DUET_INT32, DUET_UINT32, DUET_INT64, DUET_UINT64,
     DUET_FLOAT16, DUET_BFLOAT16, DUET_FLOAT32, DUET_FLOAT64,

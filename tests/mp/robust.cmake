@@ -1,4 +1,6 @@
 # the error state of successful calls and exact messages (test_errstate), stale handles
+# (test_stale), counts no buffer can hold (test_huge), the bounds-checking mode (test_bounds).
 # Included by tests/CMakeLists.txt.
 duet_mp_test(test_errstate RANKS 1 2 3 5 TIMEOUT 60)
 duet_mp_test(test_stale    RANKS 1 2 3 TIMEOUT 60)
+duet_mp_test(test_huge     RANKS 1 2 3 4 5 TIMEOUT 30)
