@@ -208,6 +208,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->wait_ctx.abort_why = c->abort_why; /* "" until the detector writes a reason */
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
     c->wait_ctx.timeout_s = duet_cfg()->wait_timeout;
+    c->check_bounds = duet_cfg()->check_bounds != 0;
     c->wait_ctx.spin_us = duet_cfg()->wait_spin_us;
     if (oversubscribed && !duet_cfg_is_set("DUET_WAIT_SPIN_US")) {
         c->wait_ctx.spin_us = 0;

@@ -90,6 +90,10 @@ void duet_log_set_rank(int rank);
       "a leading ^ excludes the listed ones")                                                    \
     X(DEBUG_FILE, debug_file, STR, "", "Log to this file instead of stderr; %h = host, %p = pid")\
     X(SYMMETRIC_SIZE, symmetric_size, SIZE, "256M", "Symmetric heap bytes per rank")            \
+    X(CHECK_BOUNDS, check_bounds, INT, "0",                                                      \
+      "1: every host one-sided call checks that its symmetric range lies inside one live "       \
+      "allocation (a lookup among the heap's blocks per call: for debugging); 0: only that it "  \
+      "lies inside the symmetric heap")                                                         \
     X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "4G",                                              \
       "Address space per rank for collective channels, apart from the symmetric heap (memory "  \
       "is used only as channels touch it)")                                                     \
