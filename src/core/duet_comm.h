@@ -115,6 +115,11 @@ static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
     return DUET_OK;
 }
 
+/* "rank r" of c for messages; for a team (a split or a shrunk communicator) whose rank r is
+ * another rank of the root communicator, "rank r (world rank w)": after a shrink the reader
+ * knows the ranks by the world's numbers (duet_comm_split.c). Returns buf. */
+const char *duet_comm_rank_name(duet_comm_t c, int r, char *buf, size_t len);
+
 /* DUET_OK when c may allocate on its heap (duet_comm_heap.c): c owns the heap, or holds every
  * live rank of the communicator that does (a shrunk one); else an error naming fn, set. */
 duet_status_t duet_comm_heap_allocator(duet_comm_t c, const char *fn);

@@ -56,6 +56,9 @@ static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size
     return duet_rma_offset(c, addr, bytes, fn, what, off); /* the error */
 }
 
+/* DUET_ERR_PEER_FAILED, "fn: PE 1 (world rank 2) died" (duet_rma_bounds.c: the rare paths) */
+duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn);
+
 static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, duet_tport_ep_t **ep)
 {
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
@@ -63,7 +66,7 @@ static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, d
     int hp = c->heap_pe[pe];
     if (DUET_UNLIKELY(atomic_load_explicit(&c->heap->deaths, memory_order_relaxed) != 0) && c->dead_pe &&
         atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed))
-        return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d (rank %d died)", fn, pe, pe);
+        return duet_rma_pe_dead_(c, pe, fn);
     *ep = &c->heap->eps[hp];
     return DUET_OK;
 }

@@ -7,6 +7,8 @@
  * is also looked up among the heap's live blocks (the allocator's sorted block table, a binary
  * search under the heap's lock). The allocator is symmetric — every rank holds the same blocks
  * at the same offsets — so my table answers for the target's heap too.
+ *
+ * Also here, another error path kept out of line: a target pe seen dead.
  */
 #include "rma/duet_rma.h"
 
@@ -26,4 +28,11 @@ duet_status_t duet_rma_bounds_(duet_comm_t c, const void *addr, size_t bytes, si
                               "bytes) by %zu bytes (DUET_CHECK_BOUNDS=1)", fn, what, addr, bytes,
                               (void *)(h->local_base + start), len, bytes - (start + len - off));
     return DUET_OK;
+}
+
+duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn)
+{
+    char name[96]; /* "rank 1 (world rank 2)": the pe is rank 1 of c */
+    duet_comm_rank_name(c, pe, name, sizeof name);
+    return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d died (%s of this communicator)", fn, pe, name);
 }
