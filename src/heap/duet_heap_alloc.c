@@ -11,7 +11,8 @@
  *     { off 0,    len 256 }               { off 256,  len 768 }
  *     { off 1024, len 512 }               { off 1536, len size - 1536 }
  *
- * - Finding a block by offset (give, block_size) is a binary search of blocks[].
+ * - Finding a block by offset (give, block_size, block_of) is a binary search of blocks[];
+ *   a live block also keeps the size it was asked for (DUET_CHECK_BOUNDS compares with it).
  * - take scans free[] for the best fit: the shortest range that holds the block at an
  *   aligned offset inside it (first such range on a tie). The range is split into up to
  *   three pieces: the alignment padding before the block and the remainder after it go
