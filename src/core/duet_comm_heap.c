@@ -6,6 +6,7 @@
  * exchange first checks that all ranks really made the same request; it also stands in
  * for the barrier OpenSHMEM requires (no rank leaves before every rank has entered).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
@@ -79,17 +80,21 @@ static duet_status_t agree(duet_comm_t c, const heap_req_t *mine, const char *fn
 {
     heap_req_t *all = malloc(sizeof *all * (size_t)c->size);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "%s: out of host memory", fn);
+    char why[512] = ""; /* my own refusal's message, said again whoever refused first */
+    if (mine->status != DUET_OK) snprintf(why, sizeof why, "%s", duet_last_error());
     duet_status_t st = exchange(c, mine, all, sizeof *mine, fn);
     for (int r = 0; st == DUET_OK && r < c->size; r++)
         if (all[r].kind == 0)
             st = DUET_FAIL(DUET_ERR_PEER_FAILED, HEAP, "%s: rank %d died; no rank made the call", fn, r);
     for (int r = 0; st == DUET_OK && r < c->size; r++) {
         if (all[r].status == DUET_OK) continue;
-        st = (duet_status_t)all[r].status;
-        if (r == c->rank && duet_last_status() != st) /* my own refusal: its message is set already */
-            duet_error_set(st, "%s: this rank refused the call (%s)", fn, duet_status_str(st));
-        else if (r != c->rank)
+        st = (duet_status_t)all[r].status; /* the first refusal in rank order: everyone's status */
+        if (mine->status == DUET_OK)
             DUET_FAIL(st, HEAP, "%s: rank %d refused the call (%s); no rank made it", fn, r, duet_status_str(st));
+        else if (mine->status == (int32_t)st)
+            duet_error_set(st, "%s", why);
+        else
+            duet_error_set(st, "%s (and rank %d refused the call first: %s)", why, r, duet_status_str(st));
     }
     for (int r = 1; st == DUET_OK && r < c->size; r++)
         if (all[r].kind != all[0].kind || all[r].size != all[0].size || all[r].align != all[0].align)
@@ -109,12 +114,22 @@ static duet_status_t agree_outcome(duet_comm_t c, duet_status_t mine, const char
 {
     int32_t my[2] = {1, (int32_t)mine}, *all = malloc(sizeof my * (size_t)c->size);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, HEAP, "%s: out of host memory", fn);
+    char why[512] = ""; /* my own failure's message, kept whoever failed first */
+    if (mine != DUET_OK) snprintf(why, sizeof why, "%s", duet_last_error());
     duet_status_t st = exchange(c, my, all, sizeof my, fn);
     for (int r = 0; st == DUET_OK && r < c->size; r++) {
-        if (!all[2 * r]) st = DUET_FAIL(DUET_ERR_PEER_FAILED, HEAP, "%s: rank %d died during the call", fn, r);
-        else if (all[2 * r + 1] != DUET_OK && (st = (duet_status_t)all[2 * r + 1]) && r != c->rank)
-            DUET_FAIL(st, HEAP, "%s: rank %d could not take its block (%s); no rank keeps one", fn, r,
-                      duet_status_str(st));
+        if (!all[2 * r]) {
+            st = DUET_FAIL(DUET_ERR_PEER_FAILED, HEAP, "%s: rank %d died during the call", fn, r);
+        } else if (all[2 * r + 1] != DUET_OK) {
+            st = (duet_status_t)all[2 * r + 1];
+            if (mine == DUET_OK)
+                DUET_FAIL(st, HEAP, "%s: rank %d could not take its block (%s); no rank keeps one", fn, r,
+                          duet_status_str(st));
+            else if (mine == st)
+                duet_error_set(st, "%s", why);
+            else
+                duet_error_set(st, "%s (and rank %d failed first: %s)", why, r, duet_status_str(st));
+        }
     }
     free(all);
     return st;

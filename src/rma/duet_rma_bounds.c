@@ -32,7 +32,7 @@ duet_status_t duet_rma_bounds_(duet_comm_t c, const void *addr, size_t bytes, si
 
 duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn)
 {
-    char name[96]; /* "rank 1 (world rank 2)": the pe is rank 1 of c */
-    duet_comm_rank_name(c, pe, name, sizeof name);
-    return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d died (%s of this communicator)", fn, pe, name);
+    char name[96]; /* "rank 1 (world rank 2)" on a shrunk communicator, else "rank 1" */
+    return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d (%s died)", fn, pe,
+                          duet_comm_rank_name(c, pe, name, sizeof name));
 }

@@ -6,7 +6,7 @@
  *   2. S's rank 0 revokes S: duet_comm_status(S) says, word for word, "duet_comm_status: the
  *      communicator was revoked by rank 0 (world rank 1) (duet_comm_shrink gives a new one)";
  *   3. S shrinks to S2 (the same three), whose rank 1 (world rank 2) dies: a put to it says
- *      "duet_put: PE 1 died (rank 1 (world rank 2) of this communicator)", and
+ *      "duet_put: PE 1 (rank 1 (world rank 2) died)", and
  *      duet_comm_status(S2) names world rank 2;
  *   4. the two left shrink once more, compute, and finalize.
  * Before, both messages gave S's ranks only ("revoked by rank 0", "PE 1 (rank 1 died)").
@@ -79,7 +79,7 @@ int main(void)
     st = duet_barrier(S2);
     CHECK(st == DUET_ERR_PEER_FAILED, "barrier after the second death: %s", duet_status_str(st));
     st = duet_put(S2, sym, local, sizeof local, 1);
-    want = "duet_put: PE 1 died (rank 1 (world rank 2) of this communicator)";
+    want = "duet_put: PE 1 (rank 1 (world rank 2) died)";
     EXPECT(st == DUET_ERR_PEER_FAILED && !strcmp(duet_last_error(), want), "put: %s \"%s\", want \"%s\"",
            duet_status_str(st), duet_last_error(), want);
     st = duet_comm_status(S2);

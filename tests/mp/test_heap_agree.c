@@ -96,9 +96,18 @@ int main(void)
 
     dt_set_context("on a revoked communicator");
     void *kept = duet_malloc(W, 128);
-    CHECK(kept, "malloc: %s", duet_last_error());
+    uint64_t *passed = duet_calloc(W, 1, sizeof *passed);
+    CHECK(kept && passed, "malloc: %s", duet_last_error());
     CHECK_OK(duet_barrier(W));
-    if (me == 0) CHECK_OK(duet_comm_revoke(W));
+    /* rank 0 revokes once every other rank has left that barrier (each says so), so no barrier
+     * of the others sees the revoke: only the heap calls below do */
+    if (me == 0) {
+        CHECK_OK(duet_signal_wait_until(W, passed, DUET_CMP_GE, (uint64_t)(npes - 1), NULL));
+        CHECK_OK(duet_comm_revoke(W));
+    } else {
+        CHECK_OK(duet_signal_op(W, passed, 1, DUET_SIGNAL_ADD, 0));
+        CHECK_OK(duet_quiet(W));
+    }
     p = duet_malloc(W, 64);
     EXPECT(!p && duet_last_status() == DUET_ERR_REVOKED, "malloc after the revoke: %p, %s (%s)", p,
            duet_status_str(duet_last_status()), duet_last_error());
