@@ -61,12 +61,14 @@ typedef enum {
 /* Short name of a status ("DUET_ERR_TIMEOUT: ..."). Never NULL. */
 const char *duet_status_str(duet_status_t status);
 
-/* The message of the last error raised by the calling thread ("" when none). The string
- * stays valid until the thread's next failing Duet call. */
+/* The message of the calling thread's last failed Duet call ("" when none, or when its last
+ * call succeeded: a call that returns DUET_OK, or a valid pointer, leaves no error behind). The
+ * string stays valid until the thread's next Duet call. */
 const char *duet_last_error(void);
 
-/* The status of the last error raised by the calling thread (DUET_OK when none): the code
- * behind a NULL from duet_malloc() and the other calls that return pointers. */
+/* The status of the calling thread's last failed call (DUET_OK when none, or after a call that
+ * succeeded): the code behind a NULL from duet_malloc() and the other calls that return
+ * pointers. duet_malloc(comm, 0) returns NULL with DUET_OK. */
 duet_status_t duet_last_status(void);
 
 /* The bound, in seconds, on every wait of the library (DUET_WAIT_TIMEOUT; default 300; 0: no
@@ -221,6 +223,20 @@ duet_status_t duet_comm_agree(duet_comm_t comm, int *flag);
  * split that leaves live ranks out), and must be called by every rank in the same
  * order with the same arguments; they end with a barrier, so the memory is usable by
  * peers on return. Mismatched arguments across ranks are detected and refused.
+ *
+ * Each heap call is a consensus: every live rank returns the same status. If any rank's
+ * arguments are bad, its allocation fails, a rank has died, or any rank has seen the
+ * communicator revoked (DUET_ERR_REVOKED) when it enters, the call fails on every rank with the
+ * first such rank's status (duet_last_error() names it), and no rank allocates or frees.
+ *
+ * Bounds: one-sided calls check that a symmetric range lies inside the symmetric heap, not
+ * inside one allocation: by default a put that runs past the end of its block into the next
+ * one is accepted (the fast path compares two addresses). For debugging, DUET_CHECK_BOUNDS=1
+ * makes every host one-sided call (put, get, nbi, strided, p / g, atomics, signals, waits) and
+ * duet_ptr / duet_addr_accessible check that the range lies inside the bytes of one live
+ * allocation, at the cost of a lookup among the heap's blocks per call; a range that overruns
+ * its block or lies in a freed one is refused with DUET_ERR_INVALID_ARG, the message giving the
+ * address, the length, the block and the overrun. (Ranges in the GPU heap are not looked up.)
  * ------------------------------------------------------------------------------------ */
 
 /* size bytes aligned to 64; NULL with DUET_ERR_NO_MEMORY when the heap is full.
@@ -437,7 +453,13 @@ duet_status_t duet_barrier_all(void);
  *
  * The algorithm is chosen by the tuner from an alpha-beta model (see docs) unless forced
  * with DUET_ALGO; DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each choice.
+ *
+ * Sizes: a count whose send or receive buffer would exceed DUET_MAX_BUFFER_BYTES (or whose
+ * byte size overflows) is refused at once with DUET_ERR_INVALID_ARG, on every rank alike.
  * ------------------------------------------------------------------------------------ */
+/* The largest buffer of a collective, in bytes: 128 TiB, the user address space of a process
+ * on x86-64 with 4-level page tables (and half that of aarch64 with 48-bit addresses). */
+#define DUET_MAX_BUFFER_BYTES ((size_t)1 << 47)
 typedef enum {
     DUET_INT8 = 0, DUET_UINT8, DUET_INT32, DUET_UINT32, DUET_INT64, DUET_UINT64,
     DUET_FLOAT16, DUET_BFLOAT16, DUET_FLOAT32, DUET_FLOAT64,

@@ -43,10 +43,27 @@ static inline size_t duet_coll_chunk(const duet_coll_args_t *a)
     return chunk ? chunk : a->elem;
 }
 
-/* for (off, len) over [lo, hi) in pieces of at most `chunk` bytes */
-#define DUET_FOR_CHUNKS(lo, hi, chunk, off, len)                                                        \
-    for (size_t off = (lo), len = 0; off < (hi) && ((len = (hi) - off < (chunk) ? (hi) - off : (chunk)), 1); \
+/* for (off, len) over [lo, hi) in pieces of at most `chunk` bytes; stops at the schedule
+ * s's first error (a builder never runs on after one) */
+#define DUET_FOR_CHUNKS(s, lo, hi, chunk, off, len)                                                     \
+    for (size_t off = (lo), len = 0;                                                                    \
+         off < (hi) && !(s)->error && ((len = (hi) - off < (chunk) ? (hi) - off : (chunk)), 1);          \
          off += (chunk))
+
+/* The most chunks the largest buffer of one call may be cut into (DUET_COLL_CHUNK each): every
+ * builder's step count is a small multiple of chunks x log2(ranks), and must stay far below
+ * DUET_SCHED_MAX_STEPS. 2^26 chunks of the default 128 KiB are 8 TiB. */
+#define DUET_SCHED_MAX_CHUNKS ((size_t)1 << 26)
+
+/* The first thing every builder does: refuses, before it builds a step, a call whose byte
+ * size overflows, exceeds DUET_MAX_BUFFER_BYTES (duet.h), or needs more than
+ * DUET_SCHED_MAX_CHUNKS chunks: such a schedule cannot exist. Returns the error set in s. */
+duet_status_t duet_coll_sched_begin(const duet_coll_args_t *a, duet_sched_t *s);
+#define DUET_SCHED_BEGIN(a, s)                                                                          \
+    do {                                                                                                \
+        duet_status_t begin_st_ = duet_coll_sched_begin((a), (s));                                      \
+        if (begin_st_) return begin_st_;                                                                \
+    } while (0)
 
 /* An algorithm writes rank `a->rank`'s schedule, or returns DUET_ERR_UNSUPPORTED when it
  * does not apply (with a message saying why). */

@@ -60,6 +60,12 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     if (__builtin_mul_overflow(count, (size_t)c->size, &bytes) ||
         __builtin_mul_overflow(count * (size_t)c->size, duet_datatype_size(dt), &bytes))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements overflow", fn, count);
+    /* no buffer can be larger than an address space: refused at once, before any schedule */
+    bytes = (sc > rc ? sc : rc) * duet_datatype_size(dt);
+    if (bytes > DUET_MAX_BUFFER_BYTES)
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements of %zu bytes make a %zu-byte buffer, larger "
+                              "than any buffer can be (DUET_MAX_BUFFER_BYTES, %zu: the address space)", fn, count,
+                              duet_datatype_size(dt), bytes, (size_t)DUET_MAX_BUFFER_BYTES);
     int needs_send = kind != DUET_COLL_RECV && (kind != DUET_COLL_BROADCAST || c->rank == root);
     int needs_recv = kind != DUET_COLL_SEND && (kind != DUET_COLL_REDUCE || c->rank == root);
     if (count && ((needs_send && !sendbuf) || (needs_recv && !recvbuf)))
@@ -173,7 +179,7 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
                                where, o->stream, o->fn};
     if ((st = duet_cuda_coll_run(c, &k))) return duet_error_wrap(st, o->fn);
     c->coll_calls++;
-    return DUET_OK;
+    return duet_error_ok(DUET_OK);
 }
 
 /* One operation now, or queued when a group is open. */
@@ -194,7 +200,8 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
     else if ((st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn)) == DUET_OK)
         op_finish(o);
     op_release(o);
-    return st ? duet_error_wrap(st, o->fn) : DUET_OK;
+    /* success leaves no error: not even a candidate the tuner tried and rejected */
+    return st ? duet_error_wrap(st, o->fn) : duet_error_ok(DUET_OK);
 }
 
 /* Runs prepared-to-be operations of one communicator as a single schedule. */
@@ -245,7 +252,7 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
 static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt,
                       duet_op_t op, duet_stream_t stream)
 {
-    return c && c->magic == DUET_COMM_MAGIC && c->lane_hit.valid && c->lane_hit.count == count &&
+    return duet_comm_is_live(c) && c->magic == DUET_COMM_MAGIC && c->lane_hit.valid && c->lane_hit.count == count &&
            !atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) &&
            c->lane_hit.dt == (int)dt && c->lane_hit.in_place == (sendbuf == recvbuf) &&
            c->lane_hit.epoch == c->tune_epoch && sendbuf && recvbuf && !stream && (unsigned)op < DUET_OP_COUNT &&

@@ -36,8 +36,9 @@ static int reduce_in_rank_order(const duet_coll_args_t *a, duet_sched_t *s, int 
 
 duet_status_t duet_coll_oneshot_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     size_t bytes = a->count * a->elem, chunk = duet_coll_chunk(a);
-    DUET_FOR_CHUNKS(0, bytes, chunk, off, len) {
+    DUET_FOR_CHUNKS(s, 0, bytes, chunk, off, len) {
         int sent = -1;
         for (int k = 1; k < a->nranks; k++) sent = duet_sched_send(s, (a->rank + k) % a->nranks, DUET_BUF_SEND, off, len, sent);
         if (a->in_place && a->nranks > 1) {
@@ -61,6 +62,7 @@ static void part(const duet_coll_args_t *a, int b, size_t *lo, size_t *hi)
 
 duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank;
     size_t chunk = duet_coll_chunk(a), lo, hi;
     /* shot 1: everyone's part b goes to rank b, which reduces it (into scratch: in place,
@@ -70,11 +72,11 @@ duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_
     for (int k = 1; k < n; k++) {
         int b = (r + k) % n;
         part(a, b, &lo, &hi);
-        DUET_FOR_CHUNKS(lo, hi, chunk, off, len) duet_sched_send(s, b, DUET_BUF_SEND, off, len, -1);
+        DUET_FOR_CHUNKS(s, lo, hi, chunk, off, len) duet_sched_send(s, b, DUET_BUF_SEND, off, len, -1);
     }
     /* ... and shot 2: each reduced chunk of my part goes to everyone */
     part(a, r, &lo, &hi);
-    DUET_FOR_CHUNKS(lo, hi, chunk, off, len) {
+    DUET_FOR_CHUNKS(s, lo, hi, chunk, off, len) {
         int reduced = reduce_in_rank_order(a, s, DUET_BUF_SEND, off, DUET_BUF_TMP, off, len, -1);
         for (int k = 1; k < n; k++) duet_sched_send(s, (r + k) % n, DUET_BUF_TMP, off, len, reduced);
         duet_sched_copy(s, DUET_BUF_TMP, off, DUET_BUF_RECV, off, len, reduced);
@@ -85,39 +87,41 @@ duet_status_t duet_coll_twoshot_allreduce(const duet_coll_args_t *a, duet_sched_
         int b = (r + n - k) % n;
         size_t blo, bhi;
         part(a, b, &blo, &bhi);
-        DUET_FOR_CHUNKS(blo, bhi, chunk, off, len) duet_sched_recv(s, b, DUET_BUF_RECV, off, len, -1);
+        DUET_FOR_CHUNKS(s, blo, bhi, chunk, off, len) duet_sched_recv(s, b, DUET_BUF_RECV, off, len, -1);
     }
     return s->error;
 }
 
 duet_status_t duet_coll_direct_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (!a->in_place) duet_sched_copy(s, DUET_BUF_SEND, 0, DUET_BUF_RECV, (size_t)r * block, block, -1);
-    DUET_FOR_CHUNKS(0, block, chunk, off, len) {
+    DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) {
         for (int k = 1; k < n; k++) duet_sched_send(s, (r + k) % n, DUET_BUF_SEND, off, len, -1);
     }
     for (int k = 1; k < n; k++) {
         int b = (r + n - k) % n;
-        DUET_FOR_CHUNKS(0, block, chunk, off, len) duet_sched_recv(s, b, DUET_BUF_RECV, (size_t)b * block + off, len, -1);
+        DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) duet_sched_recv(s, b, DUET_BUF_RECV, (size_t)b * block + off, len, -1);
     }
     return s->error;
 }
 
 duet_status_t duet_coll_direct_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     for (int k = 1; k < n; k++) {
         int b = (r + k) % n;
-        DUET_FOR_CHUNKS(0, block, chunk, off, len) duet_sched_send(s, b, DUET_BUF_SEND, (size_t)b * block + off, len, -1);
+        DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) duet_sched_send(s, b, DUET_BUF_SEND, (size_t)b * block + off, len, -1);
     }
     /* in place, the receive buffer is my block of the input: reduce into scratch */
     int acc = a->in_place && n > 1 ? DUET_BUF_TMP : DUET_BUF_RECV;
     if (acc == DUET_BUF_TMP) s->tmp_bytes = block;
-    DUET_FOR_CHUNKS(0, block, chunk, off, len) {
+    DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) {
         int done = reduce_in_rank_order(a, s, DUET_BUF_SEND, (size_t)r * block + off, acc, off, len, -1);
         if (acc == DUET_BUF_TMP) duet_sched_copy(s, DUET_BUF_TMP, off, DUET_BUF_RECV, off, len, done);
     }
@@ -126,6 +130,7 @@ duet_status_t duet_coll_direct_reduce_scatter(const duet_coll_args_t *a, duet_sc
 
 duet_status_t duet_coll_pairwise_alltoall(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (a->in_place && n > 1)
@@ -133,7 +138,7 @@ duet_status_t duet_coll_pairwise_alltoall(const duet_coll_args_t *a, duet_sched_
     duet_sched_copy(s, DUET_BUF_SEND, (size_t)r * block, DUET_BUF_RECV, (size_t)r * block, block, -1);
     for (int k = 1; k < n; k++) {
         int to = (r + k) % n, from = (r + n - k) % n;
-        DUET_FOR_CHUNKS(0, block, chunk, off, len) {
+        DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) {
             duet_sched_send(s, to, DUET_BUF_SEND, (size_t)to * block + off, len, -1);
             duet_sched_recv(s, from, DUET_BUF_RECV, (size_t)from * block + off, len, -1);
         }

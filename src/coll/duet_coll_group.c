@@ -29,6 +29,7 @@ int duet_coll_group_depth(void) { return depth; }
 duet_status_t duet_group_start(void)
 {
     depth++;
+    duet_error_clear(); /* a call that succeeds leaves no error behind */
     return DUET_OK;
 }
 
@@ -63,7 +64,7 @@ duet_status_t duet_group_end(void)
 {
     if (depth == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: no group is open (duet_group_start first)");
-    if (--depth > 0) return DUET_OK;
+    if (--depth > 0) return duet_error_ok(DUET_OK);
     duet_status_t gpu = duet_cuda_group_end(); /* queues kernels only: before the blocking host part */
     duet_status_t st = deferred;
     /* stable partition by communicator: ops of the first communicator, then the next ... */
@@ -94,5 +95,5 @@ duet_status_t duet_group_end(void)
     free(queue);
     queue = NULL;
     capacity = 0;
-    return gpu ? gpu : st;
+    return duet_error_ok(gpu ? gpu : st);
 }

@@ -327,11 +327,11 @@ static duet_status_t hier_allreduce(const duet_coll_args_t *a, duet_sched_t *s, 
         size_t hi = duet_part_start(a->count, (size_t)P, (size_t)j + 1) * elem;
         last_send[j] = -1;
         if (j != l) {
-            DUET_FOR_CHUNKS(lo, hi, chunk, off, len)
+            DUET_FOR_CHUNKS(s, lo, hi, chunk, off, len)
             last_send[j] = duet_sched_send(s, member_of(&h, g, j), DUET_BUF_SEND, off, len, -1);
             continue;
         }
-        DUET_FOR_CHUNKS(lo, hi, chunk, off, len) {
+        DUET_FOR_CHUNKS(s, lo, hi, chunk, off, len) {
             int src = DUET_BUF_SEND; /* my own input, then the running partial */
             for (int i = 0; i < L; i++) {
                 if (i == l) continue;
@@ -362,7 +362,7 @@ static duet_status_t hier_allreduce(const duet_coll_args_t *a, duet_sched_t *s, 
         if (hi == lo) continue;
         if (j == l) {
             for (int k = 0; k < done.n; k++)
-                DUET_FOR_CHUNKS(done.p[k].lo, done.p[k].hi, chunk, off, len)
+                DUET_FOR_CHUNKS(s, done.p[k].lo, done.p[k].hi, chunk, off, len)
             for (int i = 0; i < L; i++)
                 if (i != l) duet_sched_send(s, member_of(&h, g, i), DUET_BUF_RECV, off, len, done.p[k].step);
             continue;
@@ -370,7 +370,7 @@ static duet_status_t hier_allreduce(const duet_coll_args_t *a, duet_sched_t *s, 
         pieces_t theirs = {DUET_BUF_RECV, NULL, 0};
         st = part_pieces(a, across, &h, g, (hi - lo) / elem, &theirs);
         for (int k = 0; st == DUET_OK && k < theirs.n; k++)
-            DUET_FOR_CHUNKS(lo + theirs.p[k].lo, lo + theirs.p[k].hi, chunk, off, len)
+            DUET_FOR_CHUNKS(s, lo + theirs.p[k].lo, lo + theirs.p[k].hi, chunk, off, len)
         /* in place, my input of this part was read by my step-1 sends: after them */
         duet_sched_recv(s, member_of(&h, g, j), DUET_BUF_RECV, off, len, a->in_place ? last_send[j] : -1);
         free(theirs.p);
@@ -384,11 +384,13 @@ static duet_status_t hier_allreduce(const duet_coll_args_t *a, duet_sched_t *s, 
 
 duet_status_t duet_coll_hier_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return hier_allreduce(a, s, duet_coll_ring_allreduce, "hring");
 }
 
 duet_status_t duet_coll_hier_dbtree_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return hier_allreduce(a, s, duet_coll_dbtree_allreduce, "hdbtree");
 }
 
@@ -401,6 +403,7 @@ static int leader_of(const hosts_t *h, int x, int root)
 
 duet_status_t duet_coll_hier_tree_broadcast(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     hosts_t h;
     duet_status_t st = hosts_of(a, "htree", &h);
     if (st) return st;
@@ -430,6 +433,7 @@ duet_status_t duet_coll_hier_tree_broadcast(const duet_coll_args_t *a, duet_sche
 
 duet_status_t duet_coll_hier_tree_reduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     hosts_t h;
     duet_status_t st = hosts_of(a, "htree", &h);
     if (st) return st;

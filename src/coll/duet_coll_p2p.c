@@ -5,8 +5,9 @@
 
 duet_status_t duet_coll_p2p(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     size_t bytes = a->count * a->elem, chunk = duet_coll_chunk(a);
-    for (size_t off = 0; off < bytes; off += chunk) {
+    for (size_t off = 0; off < bytes && !s->error; off += chunk) {
         size_t len = bytes - off < chunk ? bytes - off : chunk;
         if (a->kind == DUET_COLL_SEND) duet_sched_send(s, a->root, DUET_BUF_SEND, off, len, -1);
         else duet_sched_recv(s, a->root, DUET_BUF_RECV, off, len, -1);

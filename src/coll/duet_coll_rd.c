@@ -63,8 +63,8 @@ static int cols_init(cols_t *c, const duet_coll_args_t *a, duet_sched_t *s)
 
 /* Byte range [lo, hi) in chunks that never straddle a column boundary, so that dep[]
  * stays per column. */
-#define FOR_COLS(cl, lo, hi, off, len, col)                                                            \
-    for (size_t off = (lo), len, col; off < (hi) && (col = off / (cl)->chunk,                          \
+#define FOR_COLS(s, cl, lo, hi, off, len, col)                                                         \
+    for (size_t off = (lo), len, col; off < (hi) && !(s)->error && (col = off / (cl)->chunk,           \
          len = ((col + 1) * (cl)->chunk < (hi) ? (col + 1) * (cl)->chunk : (hi)) - off, 1); off += len)
 
 /* Folding in and out, for non-power-of-two rank counts. */
@@ -73,7 +73,7 @@ static void fold_in(const fold_t *f, const duet_coll_args_t *a, duet_sched_t *s,
     size_t bytes = a->count * a->elem;
     int r = a->rank;
     if (r >= 2 * f->extra) return;
-    FOR_COLS(c, 0, bytes, off, len, col) {
+    FOR_COLS(s, c, 0, bytes, off, len, col) {
         if (f->newrank < 0) duet_sched_send(s, r + 1, DUET_BUF_SEND, off, len, -1);
         else c->dep[col] = duet_sched_recv_reduce(s, r - 1, DUET_BUF_SEND, off, DUET_BUF_RECV, off, len, -1);
     }
@@ -85,7 +85,7 @@ static void fold_out(const fold_t *f, const duet_coll_args_t *a, duet_sched_t *s
     size_t bytes = a->count * a->elem;
     int r = a->rank;
     if (r >= 2 * f->extra) return;
-    FOR_COLS(c, 0, bytes, off, len, col) {
+    FOR_COLS(s, c, 0, bytes, off, len, col) {
         if (f->newrank < 0) duet_sched_recv(s, r + 1, DUET_BUF_RECV, off, len, -1);
         else duet_sched_send(s, r - 1, DUET_BUF_RECV, off, len, c->dep[col]);
     }
@@ -93,6 +93,7 @@ static void fold_out(const fold_t *f, const duet_coll_args_t *a, duet_sched_t *s
 
 duet_status_t duet_coll_rd_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     fold_t f = fold_of(a->rank, a->nranks);
     size_t bytes = a->count * a->elem;
     cols_t c;
@@ -101,11 +102,11 @@ duet_status_t duet_coll_rd_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
     fold_in(&f, a, s, &c, &acc);
     if (f.newrank >= 0) {
         if (f.p == 1) { /* alone in the core: the result is my (folded) input */
-            FOR_COLS(&c, 0, bytes, off, len, col) c.dep[col] = duet_sched_copy(s, acc, off, DUET_BUF_RECV, off, len, c.dep[col]);
+            FOR_COLS(s, &c, 0, bytes, off, len, col) c.dep[col] = duet_sched_copy(s, acc, off, DUET_BUF_RECV, off, len, c.dep[col]);
         }
         for (int d = 1; d < f.p; d *= 2) {
             int partner = real_rank(&f, f.newrank ^ d);
-            FOR_COLS(&c, 0, bytes, off, len, col) {
+            FOR_COLS(s, &c, 0, bytes, off, len, col) {
                 int sent = duet_sched_send(s, partner, acc, off, len, c.dep[col]);
                 c.dep[col] = duet_sched_recv_reduce(s, partner, acc, off, DUET_BUF_RECV, off, len, sent);
             }
@@ -125,6 +126,7 @@ static size_t split_at(const duet_coll_args_t *a, size_t lo_el, size_t hi_el)
 
 duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     fold_t f = fold_of(a->rank, a->nranks);
     size_t bytes = a->count * a->elem, es = a->elem;
     cols_t c;
@@ -133,7 +135,7 @@ duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s
     fold_in(&f, a, s, &c, &acc);
     if (f.newrank >= 0) {
         if (acc != DUET_BUF_RECV) { /* partials build up in the receive buffer */
-            FOR_COLS(&c, 0, bytes, off, len, col) c.dep[col] = duet_sched_copy(s, acc, off, DUET_BUF_RECV, off, len, c.dep[col]);
+            FOR_COLS(s, &c, 0, bytes, off, len, col) c.dep[col] = duet_sched_copy(s, acc, off, DUET_BUF_RECV, off, len, c.dep[col]);
         }
         /* reduce-scatter by halving: [lo, hi) is the element range I am still responsible for */
         size_t lo = 0, hi = a->count;
@@ -145,9 +147,9 @@ duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s
             int keep_low = (f.newrank & d) == 0;
             size_t send_lo = keep_low ? mid : lo, send_hi = keep_low ? hi : mid;
             size_t keep_lo = keep_low ? lo : mid, keep_hi = keep_low ? mid : hi;
-            FOR_COLS(&c, send_lo * es, send_hi * es, off, len, col)
+            FOR_COLS(s, &c, send_lo * es, send_hi * es, off, len, col)
                 c.dep[col] = duet_sched_send(s, partner, DUET_BUF_RECV, off, len, c.dep[col]);
-            FOR_COLS(&c, keep_lo * es, keep_hi * es, off, len, col)
+            FOR_COLS(s, &c, keep_lo * es, keep_hi * es, off, len, col)
                 c.dep[col] = duet_sched_recv_reduce(s, partner, DUET_BUF_RECV, off, DUET_BUF_RECV, off, len, c.dep[col]);
             los[levels] = lo;
             his[levels] = hi;
@@ -161,9 +163,9 @@ duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s
             size_t plo = los[lvl], phi = his[lvl], mid = split_at(a, plo, phi);
             int mine_low = (f.newrank & d) == 0;
             size_t other_lo = mine_low ? mid : plo, other_hi = mine_low ? phi : mid;
-            FOR_COLS(&c, lo * es, hi * es, off, len, col)
+            FOR_COLS(s, &c, lo * es, hi * es, off, len, col)
                 c.dep[col] = duet_sched_send(s, partner, DUET_BUF_RECV, off, len, c.dep[col]);
-            FOR_COLS(&c, other_lo * es, other_hi * es, off, len, col)
+            FOR_COLS(s, &c, other_lo * es, other_hi * es, off, len, col)
                 c.dep[col] = duet_sched_recv(s, partner, DUET_BUF_RECV, off, len, c.dep[col]);
             lo = plo;
             hi = phi;
@@ -178,6 +180,7 @@ duet_status_t duet_coll_rhd_allreduce(const duet_coll_args_t *a, duet_sched_t *s
  * of two only. */
 duet_status_t duet_coll_rd_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank;
     if (n & (n - 1))
@@ -202,6 +205,7 @@ duet_status_t duet_coll_rd_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 /* Reduce-scatter by recursive halving over blocks: powers of two only. */
 duet_status_t duet_coll_rhd_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank;
     if (n & (n - 1))
         return s->error = duet_error_set(DUET_ERR_UNSUPPORTED, "rhd reduce-scatter needs a power-of-two rank count, not %d", n);

@@ -28,6 +28,7 @@ static size_t seg_off(const duet_coll_args_t *a, int seg)
 
 duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
     size_t bytes = a->count * a->elem;
     if (n == 1) {
@@ -44,7 +45,7 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
     int *last = malloc(sizeof(int) * 2 * cells), *sent = last + cells;
     if (!last) return s->error = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "ring: out of host memory");
     for (size_t i = 0; i < 2 * cells; i++) last[i] = -1;
-    for (int k = 0; k < 2 * (n - 1); k++) {
+    for (int k = 0; k < 2 * (n - 1) && !s->error; k++) {
         int reduce = k < n - 1;
         int send_seg = reduce ? (r - k + 2 * n) % n : (r + 1 - (k - (n - 1)) + 2 * n) % n;
         int recv_seg = (send_seg + n - 1) % n;
@@ -52,22 +53,22 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
         size_t r_lo = seg_off(a, recv_seg), r_hi = seg_off(a, recv_seg + 1);
         if (send_seg + 1 == n) s_hi = bytes;
         if (recv_seg + 1 == n) r_hi = bytes;
-        for (size_t col = 0; col < columns; col++) {
+        for (size_t col = 0; col < columns && !s->error; col++) {
             size_t so = s_lo + col * chunk, ro = r_lo + col * chunk;
             if (so < s_hi) {
                 size_t len = s_hi - so < chunk ? s_hi - so : chunk;
                 /* round 0 sends the input; later rounds forward what arrived last round */
                 int src = k == 0 ? DUET_BUF_SEND : DUET_BUF_RECV;
-                sent[send_seg * (int)columns + (int)col] =
-                    duet_sched_send(s, right, src, so, len, last[send_seg * (int)columns + (int)col]);
+                sent[(size_t)send_seg * columns + col] =
+                    duet_sched_send(s, right, src, so, len, last[(size_t)send_seg * columns + col]);
             }
             if (ro < r_hi) {
                 size_t len = r_hi - ro < chunk ? r_hi - ro : chunk;
-                int *slot = &last[recv_seg * (int)columns + (int)col];
+                int *slot = &last[(size_t)recv_seg * columns + col];
                 if (reduce)
                     *slot = duet_sched_recv_reduce(s, left, DUET_BUF_SEND, ro, DUET_BUF_RECV, ro, len, -1);
                 else /* causality already orders it after our send of this chunk; say so */
-                    *slot = duet_sched_recv(s, left, DUET_BUF_RECV, ro, len, sent[recv_seg * (int)columns + (int)col]);
+                    *slot = duet_sched_recv(s, left, DUET_BUF_RECV, ro, len, sent[(size_t)recv_seg * columns + col]);
             }
         }
     }
@@ -84,6 +85,7 @@ duet_status_t duet_coll_ring_allreduce(const duet_coll_args_t *a, duet_sched_t *
  */
 duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     s->recv_stable = 1; /* every block is written once, by its arrival, before it is forwarded */
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
@@ -96,11 +98,11 @@ duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *
     for (int k = 0; k < n - 1; k++) {
         int sb = (r - k + n) % n, rb = (sb + n - 1) % n;
         size_t col = 0;
-        DUET_FOR_CHUNKS(0, block, chunk, off, len) {
+        DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) {
             /* round 0 sends my block from the send buffer: no copy to wait for */
             if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, off, len, -1);
-            else duet_sched_send(s, right, DUET_BUF_RECV, (size_t)sb * block + off, len, arrived[sb * (int)columns + (int)col]);
-            arrived[rb * (int)columns + (int)col] = duet_sched_recv(s, left, DUET_BUF_RECV, (size_t)rb * block + off, len, -1);
+            else duet_sched_send(s, right, DUET_BUF_RECV, (size_t)sb * block + off, len, arrived[(size_t)sb * columns + col]);
+            arrived[(size_t)rb * columns + col] = duet_sched_recv(s, left, DUET_BUF_RECV, (size_t)rb * block + off, len, -1);
             col++;
         }
     }
@@ -116,6 +118,7 @@ duet_status_t duet_coll_ring_allgather(const duet_coll_args_t *a, duet_sched_t *
  */
 duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     int n = a->nranks, r = a->rank, right = (r + 1) % n, left = (r + n - 1) % n;
     size_t block = a->count * a->elem, chunk = duet_coll_chunk(a);
     if (n == 1) {
@@ -131,10 +134,10 @@ duet_status_t duet_coll_ring_reduce_scatter(const duet_coll_args_t *a, duet_sche
         int sb = (r - k - 1 + 2 * n) % n, rb = (sb + n - 1) % n;
         int last = k == n - 2; /* the final round lands in the receive buffer */
         size_t col = 0;
-        DUET_FOR_CHUNKS(0, block, chunk, off, len) {
+        DUET_FOR_CHUNKS(s, 0, block, chunk, off, len) {
             if (k == 0) duet_sched_send(s, right, DUET_BUF_SEND, (size_t)sb * block + off, len, -1);
-            else duet_sched_send(s, right, DUET_BUF_TMP, (size_t)sb * block + off, len, done[sb * (int)columns + (int)col]);
-            done[rb * (int)columns + (int)col] =
+            else duet_sched_send(s, right, DUET_BUF_TMP, (size_t)sb * block + off, len, done[(size_t)sb * columns + col]);
+            done[(size_t)rb * columns + col] =
                 duet_sched_recv_reduce(s, left, DUET_BUF_SEND, (size_t)rb * block + off, last ? DUET_BUF_RECV : DUET_BUF_TMP,
                                        last ? off : (size_t)rb * block + off, len, -1);
             col++;

@@ -1,7 +1,7 @@
 /* Building schedules: a growable array of steps. */
 #include <stdlib.h>
 #include <string.h>
-#include "coll/duet_coll_sched.h"
+#include "coll/duet_coll.h"
 
 void duet_sched_init(duet_sched_t *s, int rank, int nranks, size_t elem)
 {
@@ -18,11 +18,35 @@ void duet_sched_free(duet_sched_t *s)
     s->nsteps = s->cap = 0;
 }
 
+duet_status_t duet_coll_sched_begin(const duet_coll_args_t *a, duet_sched_t *s)
+{
+    if (s->error) return s->error;
+    size_t per = a->kind == DUET_COLL_ALLGATHER || a->kind == DUET_COLL_REDUCE_SCATTER ||
+                 a->kind == DUET_COLL_ALLTOALL ? (size_t)(a->nranks > 0 ? a->nranks : 1) : 1;
+    size_t bytes, chunk = duet_coll_chunk(a);
+    if (__builtin_mul_overflow(a->count, a->elem, &bytes) || __builtin_mul_overflow(bytes, per, &bytes))
+        return s->error = duet_error_set(DUET_ERR_INVALID_ARG, "schedule: %zu elements of %zu bytes (x %zu ranks) "
+                                         "overflow", a->count, a->elem, per);
+    if (bytes > DUET_MAX_BUFFER_BYTES)
+        return s->error = duet_error_set(DUET_ERR_INVALID_ARG, "schedule: a %zu-byte buffer is larger than any "
+                                         "can be (DUET_MAX_BUFFER_BYTES, %zu)", bytes, (size_t)DUET_MAX_BUFFER_BYTES);
+    if (bytes / chunk >= DUET_SCHED_MAX_CHUNKS)
+        return s->error = duet_error_set(DUET_ERR_INVALID_ARG, "schedule: %zu bytes in messages of %zu make more "
+                                         "than %zu chunks, the most one call may have (raise DUET_COLL_CHUNK)",
+                                         bytes, chunk, DUET_SCHED_MAX_CHUNKS);
+    return DUET_OK;
+}
+
 static int push(duet_sched_t *s, const duet_step_t *st)
 {
     if (s->error || st->bytes == 0) return -1;
     if (s->nsteps == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 64;
+        if (s->nsteps >= DUET_SCHED_MAX_STEPS) { /* step indices (and deps) are int32 */
+            s->error = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "schedule: more than %d steps", DUET_SCHED_MAX_STEPS);
+            return -1;
+        }
+        size_t want = s->cap ? 2 * (size_t)s->cap : 64;
+        int cap = want > (size_t)DUET_SCHED_MAX_STEPS ? DUET_SCHED_MAX_STEPS : (int)want;
         duet_step_t *p = realloc(s->steps, sizeof *p * (size_t)cap);
         if (!p) {
             s->error = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "schedule: out of host memory (%d steps)", s->nsteps);

@@ -43,9 +43,12 @@ typedef struct {
     size_t src_off, dst_off, bytes;
 } duet_step_t;
 
+/* The most steps a schedule may hold: a step names another by an int32 index (dep). */
+#define DUET_SCHED_MAX_STEPS (INT32_MAX - 1)
+
 typedef struct {
     duet_step_t *steps;
-    int nsteps, cap;
+    int nsteps, cap; /* at most DUET_SCHED_MAX_STEPS: push refuses more (never overflow) */
     int rank, nranks;
     size_t tmp_bytes; /* scratch the schedule needs */
     size_t elem;      /* element size: reductions act on whole elements */

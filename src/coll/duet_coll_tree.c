@@ -107,7 +107,7 @@ static duet_status_t run_trees(const duet_coll_args_t *a, duet_sched_t *s, const
             any = 1;
             tree_chunk(&trees[t], a, s, off, hi[t] - off < chunk ? hi[t] - off : chunk);
         }
-        if (!any) break;
+        if (!any || s->error) break; /* a builder never runs on after an error */
     }
     return s->error;
 }
@@ -130,11 +130,13 @@ static duet_status_t single_tree(const duet_coll_args_t *a, duet_sched_t *s, sha
 
 duet_status_t duet_coll_tree_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return single_tree(a, s, SHAPE_BINARY, 1, 1);
 }
 
 duet_status_t duet_coll_dbtree_allreduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     size_t bytes = a->count * a->elem;
     if (a->nranks == 1) return single_tree(a, s, SHAPE_BINARY, 1, 1);
     tree_t trees[2] = {{SHAPE_BINARY, 0, 0, 1, 1, DUET_BUF_RECV}, {SHAPE_BINARY, 0, 1, 1, 1, DUET_BUF_RECV}};
@@ -145,20 +147,24 @@ duet_status_t duet_coll_dbtree_allreduce(const duet_coll_args_t *a, duet_sched_t
 
 duet_status_t duet_coll_tree_broadcast(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return single_tree(a, s, SHAPE_BINARY, 0, 1);
 }
 
 duet_status_t duet_coll_chain_broadcast(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return single_tree(a, s, SHAPE_CHAIN, 0, 1);
 }
 
 duet_status_t duet_coll_tree_reduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return single_tree(a, s, SHAPE_BINARY, 1, 0);
 }
 
 duet_status_t duet_coll_chain_reduce(const duet_coll_args_t *a, duet_sched_t *s)
 {
+    DUET_SCHED_BEGIN(a, s);
     return single_tree(a, s, SHAPE_CHAIN, 1, 0);
 }

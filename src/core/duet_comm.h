@@ -61,6 +61,7 @@ struct duet_comm {
     duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */
     int gpu_model_ready;
     struct duet_cuda_comm *cuda; /* the device handle's state (duet_device_comm_get), or NULL */
+    int check_bounds;      /* DUET_CHECK_BOUNDS: one-sided ranges must lie in one live block */
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;
 };
@@ -75,15 +76,49 @@ static inline duet_ft_area_t *duet_comm_ft_of(duet_comm_t c, int pe)
     return base ? duet_heap_ft(base, c->slot) : NULL;
 }
 
-/* Validates a communicator handle (records the error and returns it if bad). */
+/* The live handles (duet_comm_live.c): looked up by address, so a destroyed communicator's
+ * handle is refused without reading the memory it points at. */
+#define DUET_COMM_LIVE_SLOTS 4096 /* a power of two: the most communicators alive at once */
+#define DUET_COMM_LIVE_TOMB ((duet_comm_t)(uintptr_t)1)
+extern _Atomic(struct duet_comm *) duet_comm_live_[DUET_COMM_LIVE_SLOTS];
+static inline size_t duet_comm_live_hash(const void *c)
+{
+    return (size_t)((((uintptr_t)c >> 4) * 0x9e3779b97f4a7c15ull) >> 52) & (DUET_COMM_LIVE_SLOTS - 1);
+}
+/* 1 when c is a communicator built and not yet destroyed (never dereferences c). */
+static inline int duet_comm_is_live(duet_comm_t c)
+{
+    size_t i = duet_comm_live_hash(c);
+    for (size_t n = 0; n < DUET_COMM_LIVE_SLOTS; n++, i = (i + 1) & (DUET_COMM_LIVE_SLOTS - 1)) {
+        duet_comm_t e = atomic_load_explicit(&duet_comm_live_[i], memory_order_acquire);
+        if (DUET_LIKELY(e == c)) return c != NULL;
+        if (e == NULL) return 0;
+    }
+    return 0;
+}
+/* Enters a built communicator into the table (DUET_ERR_NO_MEMORY when it is full), and takes
+ * it out again when it is freed. */
+duet_status_t duet_comm_live_add(duet_comm_t c);
+void duet_comm_live_remove(duet_comm_t c);
+
+/* Validates a communicator handle (records the error and returns it if bad). It is the first
+ * check of every call on a communicator: passing it also clears the calling thread's last
+ * error (duet_error_clear), so a call that succeeds leaves none behind. */
 static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
 {
     if (DUET_UNLIKELY(!c))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the communicator is NULL", fn);
-    if (DUET_UNLIKELY(c->magic != DUET_COMM_MAGIC))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: not a live communicator (destroyed?)", fn);
+    if (DUET_UNLIKELY(!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %p is not a live communicator (destroyed, or never "
+                              "made by Duet)", fn, (void *)c);
+    duet_error_clear();
     return DUET_OK;
 }
+
+/* "rank r" of c for messages; for a team (a split or a shrunk communicator) whose rank r is
+ * another rank of the root communicator, "rank r (world rank w)": after a shrink the reader
+ * knows the ranks by the world's numbers (duet_comm_split.c). Returns buf. */
+const char *duet_comm_rank_name(duet_comm_t c, int r, char *buf, size_t len);
 
 /* DUET_OK when c may allocate on its heap (duet_comm_heap.c): c owns the heap, or holds every
  * live rank of the communicator that does (a shrunk one); else an error naming fn, set. */

@@ -48,6 +48,7 @@
  * revoked communicators) but keep the deadline (DUET_WAIT_TIMEOUT) and give up at once when
  * what they wait for is dead.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
@@ -218,8 +219,8 @@ static duet_status_t lead_id(duet_comm_t c, int lead, uint64_t seq, const int *h
     int ready;
     st = duet_ft_await(c, lead, offsetof(duet_ft_area_t, id_ready), seq, &ready, "new communicator's bootstrap id", fn);
     if (st == DUET_OK && !ready)
-        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: rank %d, the new communicator's rank 0, died during "
-                       "the shrink; shrink again", fn, lead);
+        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: %s, the new communicator's rank 0, died during "
+                       "the shrink; shrink again", fn, duet_comm_rank_name(c, lead, (char[96]){0}, 96));
     if (st == DUET_OK)
         st = duet_ft_read(c, lead, offsetof(duet_ft_area_t, new_id) + slot * sizeof(((duet_ft_area_t *)0)->new_id[0]),
                           &addr, sizeof addr);
@@ -302,8 +303,19 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
         if (st != DUET_OK) h->slots_used &= ~(1ull << slot);
     }
     if (joined) duet_boot_close(&boot);
+    if (st != DUET_OK && my_rank >= 0 && lead >= 0) { /* the new bootstrap's messages number its own ranks */
+        char map[256];
+        int at = 0;
+        for (int i = 0; i < count && at < (int)sizeof map - 24; i++)
+            at += snprintf(map + at, sizeof map - (size_t)at, "%s%d=%d", i ? " " : "", i, old_of[i]);
+        if (at >= (int)sizeof map - 24) snprintf(map + at, sizeof map - (size_t)at, " ...");
+        char where[320];
+        snprintf(where, sizeof where, "on the new communicator (its rank=rank here: %s)", map);
+        duet_error_wrap(st, where);
+    }
     if (st == DUET_OK)
-        DUET_LOG(INFO, INIT, "%s: %d of %d ranks go on (rank %d here is rank %d)", fn, count, c->size, c->rank, my_rank);
+        DUET_LOG(INFO, INIT, "%s: %d of %d ranks go on (%s here is rank %d of the new one)", fn, count, c->size,
+                 duet_comm_rank_name(c, c->rank, (char[96]){0}, 96), my_rank);
     free(set);
     free(heap_pe);
     free(old_of);
@@ -329,19 +341,23 @@ duet_status_t duet_comm_status(duet_comm_t c)
     duet_ft_net_refresh(c); /* an operation may have seen a net peer's failure first */
     int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
     if (a) return duet_comm_unusable_(c, "duet_comm_status", a);
+    char name[96];
     for (int m = 0; m < c->size; m++) /* the detector marks the dead before it raises the word */
         if (duet_ft_is_dead(c, m))
-            return duet_error_set(DUET_ERR_PEER_FAILED, "duet_comm_status: rank %d died; duet_comm_shrink gives "
-                                  "a communicator of the survivors", m);
+            return duet_error_set(DUET_ERR_PEER_FAILED, "duet_comm_status: %s died; duet_comm_shrink gives "
+                                  "a communicator of the survivors", duet_comm_rank_name(c, m, name, sizeof name));
     return DUET_OK;
 }
 
 duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
 {
+    char name[96];
     if (status == DUET_ERR_REVOKED)
-        return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by rank %d (duet_comm_shrink "
-                              "gives a new one)", fn, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
-                                                                           memory_order_relaxed) - 1);
+        return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by %s (duet_comm_shrink "
+                              "gives a new one)", fn,
+                              duet_comm_rank_name(c, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
+                                                                          memory_order_relaxed) - 1,
+                                                  name, sizeof name));
     return duet_error_set(status < 0 ? (duet_status_t)status : DUET_ERR_PEER_FAILED,
                           "%s: the communicator has lost a member (%s); duet_comm_shrink gives one of the "
                           "survivors", fn, c->abort_why[0] ? c->abort_why : "a rank died");

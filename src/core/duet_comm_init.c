@@ -148,10 +148,13 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
                                int slot, size_t heap_size, const char *tag, int device)
 {
     duet_comm_t c = calloc(1, sizeof *c);
-    if (!c) {
+    duet_status_t st = c ? duet_comm_live_add(c) /* its magic says when it is usable */
+                         : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+    if (st) {
+        free(c);
         duet_boot_close(boot);
         free(heap_pe);
-        return DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
+        return st;
     }
     c->boot = *boot;
     c->rank = boot->rank;
@@ -159,7 +162,6 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->parent = parent;
     c->slot = slot;
     snprintf(c->tag, sizeof c->tag, "%s", tag);
-    duet_status_t st = DUET_OK;
     int oversubscribed = 0;
     if (parent) {
         oversubscribed = parent->wait_ctx.spin_us == 0;
@@ -193,6 +195,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         free(c->heap_pe);
         free(c->pids);
         free(c->host_of);
+        duet_comm_live_remove(c);
         free(c);
         return st;
     }
@@ -205,6 +208,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->wait_ctx.abort_why = c->abort_why; /* "" until the detector writes a reason */
     c->wait_ctx.abort_status = DUET_ERR_REVOKED;
     c->wait_ctx.timeout_s = duet_cfg()->wait_timeout;
+    c->check_bounds = duet_cfg()->check_bounds != 0;
     c->wait_ctx.spin_us = duet_cfg()->wait_spin_us;
     if (oversubscribed && !duet_cfg_is_set("DUET_WAIT_SPIN_US")) {
         c->wait_ctx.spin_us = 0;
@@ -280,7 +284,7 @@ duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_
     if (!comm) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_init_rank: comm is NULL");
     *comm = NULL;
     duet_status_t st = init_rank(comm, nranks, &id, rank, config);
-    return st ? duet_error_wrap(st, "duet_comm_init_rank") : DUET_OK;
+    return st ? duet_error_wrap(st, "duet_comm_init_rank") : duet_error_ok(DUET_OK);
 }
 
 duet_status_t duet_init(void)
@@ -300,7 +304,7 @@ duet_status_t duet_init(void)
     }
     if (st == DUET_OK) world_refs++;
     pthread_mutex_unlock(&world_lock);
-    return st ? duet_error_wrap(st, "duet_init") : DUET_OK;
+    return st ? duet_error_wrap(st, "duet_init") : duet_error_ok(DUET_OK);
 }
 
 static duet_status_t comm_free(duet_comm_t c)
@@ -333,6 +337,7 @@ static duet_status_t comm_free(duet_comm_t c)
     }
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
+    duet_comm_live_remove(c);
     c->magic = 0;
     free(c->heap_pe);
     free(c->pids);
@@ -372,7 +377,7 @@ duet_status_t duet_finalize(void)
         duet_log_set_rank(-1);
     }
     pthread_mutex_unlock(&world_lock);
-    return st;
+    return duet_error_ok(st);
 }
 
 duet_comm_t duet_comm_world(void) { return world; }

@@ -10,6 +10,7 @@
  *      the color), so no secret crosses the wire. The members join it.
  * The new communicator shares the parent's heap (same symmetric addresses).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
@@ -180,4 +181,13 @@ int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest)
     for (int r = 0; r < dest->size; r++)
         if (dest->heap_pe[r] == pe) return r;
     return -1;
+}
+
+const char *duet_comm_rank_name(duet_comm_t c, int r, char *buf, size_t len)
+{
+    int pe = r >= 0 && r < c->size ? c->heap_pe[r] : r;
+    if (!c->parent || pe == r) snprintf(buf, len, "rank %d", r);
+    else if (duet_ft_root(c) == duet_comm_world()) snprintf(buf, len, "rank %d (world rank %d)", r, pe);
+    else snprintf(buf, len, "rank %d (rank %d of the communicator it was split or shrunk from)", r, pe);
+    return buf;
 }

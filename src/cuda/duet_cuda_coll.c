@@ -101,7 +101,7 @@ static int is_device(duet_comm_t c, const void *p)
 
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream)
 {
-    if (!c || c->magic != DUET_COMM_MAGIC || !c->heap || !c->heap->gpu) return 0;
+    if (!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC || !c->heap || !c->heap->gpu) return 0;
     int where = (is_device(c, sendbuf) ? DUET_CUDA_SEND_DEVICE : 0) |
                 (is_device(c, recvbuf) ? DUET_CUDA_RECV_DEVICE : 0);
     return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;

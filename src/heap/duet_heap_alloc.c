@@ -11,7 +11,8 @@
  *     { off 0,    len 256 }               { off 256,  len 768 }
  *     { off 1024, len 512 }               { off 1536, len size - 1536 }
  *
- * - Finding a block by offset (give, block_size) is a binary search of blocks[].
+ * - Finding a block by offset (give, block_size, block_of) is a binary search of blocks[];
+ *   a live block also keeps the size it was asked for (DUET_CHECK_BOUNDS compares with it).
  * - take scans free[] for the best fit: the shortest range that holds the block at an
  *   aligned offset inside it (first such range on a tie). The range is split into up to
  *   three pieces: the alignment padding before the block and the remainder after it go
@@ -37,6 +38,7 @@
 
 typedef struct {
     size_t off, len;
+    size_t asked; /* live blocks: the size asked for (len rounded it up); free ranges: 0 */
 } duet_range_t;
 
 struct duet_alloc {
@@ -122,7 +124,7 @@ duet_alloc_t *duet_alloc_create(size_t size)
     }
     a->size = size;
     if (size > 0)
-        a->free[a->nfree++] = (duet_range_t){ 0, size };
+        a->free[a->nfree++] = (duet_range_t){ 0, size, 0 };
     return a;
 }
 
@@ -141,6 +143,7 @@ int duet_alloc_take(duet_alloc_t *a, size_t size, size_t align, size_t *offset)
         return -1;
     if (size > a->size || size > SIZE_MAX - (DUET_ALLOC_GRANULE - 1))
         return -1; /* too big, or would overflow when rounded up */
+    size_t asked = size;
     size = (size + DUET_ALLOC_GRANULE - 1) & ~(DUET_ALLOC_GRANULE - 1);
     if (size > a->size)
         return -1;
@@ -171,8 +174,8 @@ int duet_alloc_take(duet_alloc_t *a, size_t size, size_t align, size_t *offset)
     duet_range_t r = a->free[best];
     size_t start = r.off + best_pad;
     size_t tail = r.len - best_pad - size;
-    duet_range_t left = { r.off, best_pad };
-    duet_range_t right = { start + size, tail };
+    duet_range_t left = { r.off, best_pad, 0 };
+    duet_range_t right = { start + size, tail, 0 };
     if (best_pad > 0 && tail > 0) {
         a->free[best] = left;
         range_insert(a->free, &a->nfree, best + 1, right);
@@ -185,7 +188,7 @@ int duet_alloc_take(duet_alloc_t *a, size_t size, size_t align, size_t *offset)
     }
 
     size_t bi = range_lower_bound(a->blocks, a->nblocks, start);
-    range_insert(a->blocks, &a->nblocks, bi, (duet_range_t){ start, size });
+    range_insert(a->blocks, &a->nblocks, bi, (duet_range_t){ start, size, asked });
     a->used += size;
     *offset = start;
     return 0;
@@ -215,6 +218,7 @@ int duet_alloc_give(duet_alloc_t *a, size_t offset)
         a->free[j].off = b.off;
         a->free[j].len += b.len;
     } else {
+        b.asked = 0;
         range_insert(a->free, &a->nfree, j, b); /* fits: see the capacity note above */
     }
     return 0;
@@ -226,6 +230,27 @@ size_t duet_alloc_block_size(const duet_alloc_t *a, size_t offset)
         return 0;
     size_t bi = block_find(a, offset);
     return bi == SIZE_MAX ? 0 : a->blocks[bi].len;
+}
+
+int duet_alloc_block_of(const duet_alloc_t *a, size_t offset, size_t *start, size_t *asked)
+{
+    if (a == NULL || a->nblocks == 0)
+        return -1;
+    /* the last block that starts at or before offset */
+    size_t i = range_lower_bound(a->blocks, a->nblocks, offset);
+    if (i < a->nblocks && a->blocks[i].off == offset) {
+        /* starts exactly here */
+    } else if (i == 0) {
+        return -1;
+    } else {
+        i--;
+    }
+    const duet_range_t *b = &a->blocks[i];
+    if (offset - b->off >= b->asked)
+        return -1; /* past what was asked for: the rounding's tail belongs to no object */
+    *start = b->off;
+    *asked = b->asked;
+    return 0;
 }
 
 void duet_alloc_stats(const duet_alloc_t *a, duet_alloc_stats_t *s)

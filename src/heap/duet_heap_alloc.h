@@ -47,6 +47,11 @@ int duet_alloc_give(duet_alloc_t *a, size_t offset);
  * granule), or 0 if no live block starts there. */
 size_t duet_alloc_block_size(const duet_alloc_t *a, size_t offset);
 
+/* The live block whose asked-for bytes contain `offset`: 0 and its start and the size it was
+ * asked for (not rounded up), or -1 when the offset lies in no live block (or in the rounding
+ * past the asked size). O(log blocks). */
+int duet_alloc_block_of(const duet_alloc_t *a, size_t offset, size_t *start, size_t *asked);
+
 typedef struct {
     size_t total;        /* bytes managed: the size given to duet_alloc_create          */
     size_t used;         /* bytes in live blocks (rounded sizes)                        */

@@ -12,6 +12,12 @@
 #include "core/duet_comm.h"
 #include "cuda/duet_cuda_rma.h"
 
+/* DUET_CHECK_BOUNDS=1 (duet_rma_bounds.c): [addr, addr+bytes), already known to lie in the
+ * heap at offset off, must also lie inside one live block; else DUET_ERR_INVALID_ARG with a
+ * message saying the block and by how much the range overruns it. */
+duet_status_t duet_rma_bounds_(duet_comm_t c, const void *addr, size_t bytes, size_t off, const char *fn,
+                               const char *what);
+
 /* Offset of [addr, addr+bytes) in the symmetric user heap, or an error. */
 static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, size_t bytes,
                                             const char *fn, const char *what, size_t *off)
@@ -25,7 +31,7 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
                               "%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p)", fn,
                               what, addr, bytes, (void *)lo, (void *)hi);
     *off = a - (uintptr_t)h->local_base;
-    return DUET_OK;
+    return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
 }
 
 /* Not a status (statuses are 0 or negative): the range lies in my part of the GPU heap, and
@@ -44,11 +50,14 @@ static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size
     uintptr_t a = (uintptr_t)addr;
     if (DUET_LIKELY(a >= lo && a < hi && bytes <= hi - a)) {
         *off = a - (uintptr_t)h->local_base;
-        return DUET_OK;
+        return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
     }
     if (h->gpu && duet_cuda_rma_owns(h->gpu, addr, bytes ? bytes : 1)) return DUET_RMA_GPU;
     return duet_rma_offset(c, addr, bytes, fn, what, off); /* the error */
 }
+
+/* DUET_ERR_PEER_FAILED, "fn: PE 1 (world rank 2) died" (duet_rma_bounds.c: the rare paths) */
+duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn);
 
 static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, duet_tport_ep_t **ep)
 {
@@ -57,7 +66,7 @@ static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, d
     int hp = c->heap_pe[pe];
     if (DUET_UNLIKELY(atomic_load_explicit(&c->heap->deaths, memory_order_relaxed) != 0) && c->dead_pe &&
         atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed))
-        return duet_error_set(DUET_ERR_PEER_FAILED, "%s: PE %d (rank %d died)", fn, pe, pe);
+        return duet_rma_pe_dead_(c, pe, fn);
     *ep = &c->heap->eps[hp];
     return DUET_OK;
 }

@@ -75,12 +75,17 @@ static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t wid
     }                                                                                             \
     DUET_AMO_OP_(T, N, add, DUET_AMO_ADD, value)                                                  \
     duet_status_t duet_atomic_fetch_inc_##N(duet_comm_t c, T *dest, int pe, T *fetched)           \
-    {                                                                                             \
-        return duet_atomic_fetch_add_##N(c, dest, (T)1, pe, fetched);                             \
+    { /* an add of 1, but its errors name the call that was made */                               \
+        uint64_t old;                                                                             \
+        duet_status_t st = amo(c, DUET_AMO_ADD, dest, sizeof(T), TO_BITS(T, (T)1), 0, pe, &old,   \
+                               "duet_atomic_fetch_inc_" #N);                                      \
+        if (!st) FROM_BITS(T, old, fetched);                                                      \
+        return st;                                                                                \
     }                                                                                             \
     duet_status_t duet_atomic_inc_##N(duet_comm_t c, T *dest, int pe)                             \
     {                                                                                             \
-        return duet_atomic_add_##N(c, dest, (T)1, pe);                                            \
+        return amo(c, DUET_AMO_ADD, dest, sizeof(T), TO_BITS(T, (T)1), 0, pe, NULL,               \
+                   "duet_atomic_inc_" #N);                                                        \
     }
 
 #define DUET_DEFINE_AMO_BITWISE_(T, N)                                                            \

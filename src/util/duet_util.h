@@ -20,8 +20,25 @@
 /* Records `fmt` as the calling thread's last error and returns `status`. */
 duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Prepends a breadcrumb ("in duet_malloc: ") to the last error and returns `status`. */
+/* Prepends a breadcrumb ("duet_malloc: ") to the last error and returns `status`; a message
+ * that already begins with that breadcrumb is left as it is (no "fn: fn: ..."). */
 duet_status_t duet_error_wrap(duet_status_t status, const char *where);
+/* A call that succeeds leaves no error behind (duet.h, duet_last_status): the public entry
+ * points call this when they succeed, or when their first check (duet_comm_check) passes, so
+ * neither an earlier call's error nor one an internal probe raised and recovered from stays
+ * visible. Costs one thread-local load when there is nothing to clear. */
+extern _Thread_local duet_status_t duet_error_status_;
+void duet_error_clear_(void);
+static inline void duet_error_clear(void)
+{
+    if (DUET_UNLIKELY(duet_error_status_ != DUET_OK)) duet_error_clear_();
+}
+/* duet_error_clear() when st is DUET_OK; returns st (for `return duet_error_ok(st);`). */
+static inline duet_status_t duet_error_ok(duet_status_t st)
+{
+    if (st == DUET_OK) duet_error_clear();
+    return st;
+}
 
 /* ---------------------------------------------------------------- logging (duet_util_log.c) */
 typedef enum { DUET_LOG_NONE = 0, DUET_LOG_WARN, DUET_LOG_INFO, DUET_LOG_TRACE } duet_log_level_t;
@@ -73,6 +90,10 @@ void duet_log_set_rank(int rank);
       "a leading ^ excludes the listed ones")                                                    \
     X(DEBUG_FILE, debug_file, STR, "", "Log to this file instead of stderr; %h = host, %p = pid")\
     X(SYMMETRIC_SIZE, symmetric_size, SIZE, "256M", "Symmetric heap bytes per rank")            \
+    X(CHECK_BOUNDS, check_bounds, INT, "0",                                                      \
+      "1: every host one-sided call checks that its symmetric range lies inside one live "       \
+      "allocation (a lookup among the heap's blocks per call: for debugging); 0: only that it "  \
+      "lies inside the symmetric heap")                                                         \
     X(COLL_ZONE_SIZE, coll_zone_size, SIZE, "4G",                                              \
       "Address space per rank for collective channels, apart from the symmetric heap (memory "  \
       "is used only as channels touch it)")                                                     \

@@ -4,7 +4,7 @@
 #include "duet_util.h"
 
 static _Thread_local char last_error[1024];
-static _Thread_local duet_status_t last_status;
+_Thread_local duet_status_t duet_error_status_; /* the last status (duet_util.h reads it inline) */
 
 const char *duet_status_str(duet_status_t status)
 {
@@ -24,7 +24,7 @@ const char *duet_status_str(duet_status_t status)
 }
 
 const char *duet_last_error(void) { return last_error; }
-duet_status_t duet_last_status(void) { return last_status; }
+duet_status_t duet_last_status(void) { return duet_error_status_; }
 
 const char *duet_version_string(void)
 {
@@ -37,11 +37,17 @@ const char *duet_version_string(void)
 duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
 {
     va_list ap;
-    last_status = status;
+    duet_error_status_ = status;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
     return status;
+}
+
+void duet_error_clear_(void)
+{
+    duet_error_status_ = DUET_OK;
+    last_error[0] = '\0';
 }
 
 duet_status_t duet_error_wrap(duet_status_t status, const char *where)
@@ -49,6 +55,8 @@ duet_status_t duet_error_wrap(duet_status_t status, const char *where)
     char tmp[sizeof last_error];
     size_t w = strlen(where);
     if (w + 2 >= sizeof tmp) return status;
+    /* the message already says where (the check that raised it named the call): one prefix */
+    if (strncmp(last_error, where, w) == 0 && last_error[w] == ':' && last_error[w + 1] == ' ') return status;
     memcpy(tmp, where, w);
     memcpy(tmp + w, ": ", 2);
     size_t rest = strnlen(last_error, sizeof tmp - w - 3);

@@ -15,8 +15,8 @@
  * DUET_WAIT_TIMEOUT=1 set before init),
  * calls before duet_init and after duet_finalize, duet_status_str of every code.
  *
- * Not covered: a communicator handle that was destroyed. duet_comm_destroy frees it, so
- * passing it again reads freed memory; only a handle with a wrong magic is tried.
+ * Not covered here: a communicator handle that was destroyed (test_stale.c: refused without
+ * reading the freed object).
  */
 #include "duet_test.h"
 
