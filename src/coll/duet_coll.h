@@ -64,6 +64,10 @@ typedef struct {
                                      * stays unchanged until the call ends) */
     uint8_t stream;                 /* 1: the receive buffer is larger than the cache:
                                      * received pieces are copied with streaming stores */
+    uint8_t p2p;                    /* 1: a send or receive (not a collective) */
+    uint32_t hash;                  /* its signature (duet_coll_sig.h): the arguments' hash */
+    uint64_t call_no;               /* and its number: the communicator's collective call, or
+                                     * for p2p the operation's on its link */
 } duet_coll_call_t;
 
 /* One operation as the caller made it, and what running it takes (duet_coll_api.c). */
