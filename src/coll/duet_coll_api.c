@@ -125,7 +125,7 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         recv = o->wide_recv;
     }
     o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
-                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0, (uint8_t)p2p, 0, 0};
+                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0, (uint8_t)p2p, 0, 0, {0, 0, 0, 0, 0, 0}};
     /* the signature (duet_coll_sig.h); its number is given when the call runs (number_call) */
     o->call.hash = p2p ? duet_coll_sig_hash(DUET_COLL_SEND, o->count * duet_datatype_size(o->dt), DUET_UINT8, DUET_SUM, 0)
                        : duet_coll_sig_hash(o->kind, o->count, o->dt, o->op, o->root);
@@ -162,8 +162,8 @@ static void op_release(duet_coll_op_t *o)
 }
 
 /* Numbers a prepared call as it is about to run (its signature's number, duet_coll_sig.h): a
- * collective is the communicator's next call, published, part of the run that starts at
- * `first` (0: a run of its own); a send or receive the next on its link. */
+ * collective is the communicator's next call, part of the run that starts at `first` (0: a run
+ * of its own), with what the executor publishes of it; a send or receive the next on its link. */
 static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t first)
 {
     duet_comm_t c = o->comm;
@@ -172,9 +172,11 @@ static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t firs
         call->call_no = o->kind == DUET_COLL_SEND ? ++p->p2p_sends[o->root] : ++p->p2p_recvs[o->root];
         return;
     }
-    call->call_no = ++c->coll_calls;
-    duet_coll_sig_publish(c, call->call_no, first ? first : call->call_no, o->kind, o->count, o->dt, o->op, o->root,
-                          call->hash);
+    call->call_no = ++c->coll_calls; /* published by the executor, after its first sends */
+    call->pub.first = first ? first : call->call_no;
+    call->pub.count = o->count;
+    call->pub.kind = (int32_t)o->kind, call->pub.dt = (int32_t)o->dt, call->pub.op = (int32_t)o->op;
+    call->pub.root = o->root;
 }
 
 /* The error of call fn on c: a mismatch's report when c was revoked for one, else a breadcrumb. */
@@ -220,7 +222,7 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
         st = duet_coll_lane_allreduce(o->comm, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
     } else {
         number_call(o, &o->call, 0);
-        if ((st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn)) == DUET_OK) op_finish(o);
+        if ((st = duet_coll_execute(o->comm, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
     }
     op_release(o);
     return st ? failed(o->comm, st, o->fn) : DUET_OK;
@@ -249,7 +251,7 @@ duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)
     if (st == DUET_OK) {
         uint64_t first = ops[0].comm->coll_calls + 1;
         for (int i = 0; i < n; i++) number_call(&ops[i], &calls[i], first);
-        if ((st = duet_coll_execute(ops[0].comm, &all, calls, "a group")))
+        if ((st = duet_coll_execute(ops[0].comm, &all, calls, n, "a group")))
             (void)duet_coll_sig_explain(ops[0].comm, st, "duet_group_end");
         for (int i = 0; st == DUET_OK && i < n; i++) op_finish(&ops[i]);
     }

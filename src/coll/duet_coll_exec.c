@@ -49,8 +49,7 @@ static int try_step(exec_t *x, const duet_step_t *st)
         got.bad = 0;
         const void *msg = duet_coll_chan_peek(x->c, ch, st->peer, st->bytes, (uint32_t)call->call_no, call->hash, &got);
         if (!msg)
-            return DUET_UNLIKELY(got.bad) ? (int)duet_coll_sig_bad_message(x->c, st->peer, call->call_no, call->p2p, &got,
-                                                                           st->bytes)
+            return DUET_UNLIKELY(got.bad) ? (int)duet_coll_sig_bad_message(x->c, st->peer, call, &got, st->bytes)
                                           : 0;
         if (st->kind == DUET_STEP_RECV && call->stream)
             duet_copy_stream(dst, msg, st->bytes);
@@ -108,11 +107,24 @@ static duet_status_t look_at_peers(exec_t *x, const int *heads, uint64_t *left)
     return DUET_OK;
 }
 
-duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
+/* Publishes the collectives of a schedule's calls (duet_coll_sig.h). */
+static void publish(duet_comm_t c, const duet_coll_call_t *calls, int ncalls)
+{
+    for (int i = 0; i < ncalls; i++)
+        if (!calls[i].p2p)
+            duet_coll_sig_publish(c, calls[i].call_no, calls[i].pub.first, (duet_coll_kind_t)calls[i].pub.kind,
+                                  calls[i].pub.count, (duet_datatype_t)calls[i].pub.dt, (duet_op_t)calls[i].pub.op,
+                                  calls[i].pub.root, calls[i].hash);
+}
+
+duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls, int ncalls,
                                 const char *what)
 {
     if (s->error) return s->error;
-    if (s->nsteps == 0) return DUET_OK;
+    if (s->nsteps == 0) {
+        publish(c, calls, ncalls);
+        return DUET_OK;
+    }
     int n = c->size, nsteps = s->nsteps;
     /* bookkeeping in the communicator's reusable buffer: no allocation per call.
      * heads[2n] (send, receive per peer), tails[2n], next[nsteps], local[nsteps], done[nsteps] */
@@ -140,7 +152,7 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         else heads[q] = i;
         tails[q] = i;
     }
-    int pending = nsteps, waiting = 0, stuck = 0, spinning = c->wait_ctx.spin_us > 0;
+    int pending = nsteps, waiting = 0, stuck = 0, spinning = c->wait_ctx.spin_us > 0, published = 0;
     uint64_t left = 0;
     duet_status_t st = DUET_OK;
     duet_waiter_t w;
@@ -168,6 +180,10 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         }
         nlocal = kept;
         pending -= progress;
+        if (!published) { /* after the first sends (a miss on the published line holds back what follows it) */
+            publish(c, calls, ncalls);
+            published = 1;
+        }
         if (progress) {
             waiting = 0;
             left = 0;

@@ -58,7 +58,6 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
     size_t bytes = count * duet_datatype_size(dt);
     uint64_t k = ++ch->lane_calls, call = ++c->coll_calls;
     uint32_t hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
-    duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
     uint64_t seq = duet_chan_seq((uint32_t)call, k);
     char mine[DUET_LANE_BYTES]; /* a copy: in place, recvbuf is written before the input is used */
     memcpy(mine, sendbuf, bytes);
@@ -79,6 +78,9 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
         int p = (c->rank + i) % n;
         if (ch->peer_block[p]) duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
     }
+    /* published after my lines are out: a line a waiting peer has read costs its next store a
+     * miss, which must not hold back the stores of my input behind it */
+    duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
     /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
     duet_op_t step = op == DUET_AVG ? DUET_SUM : op;
     int wide = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
@@ -97,7 +99,12 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
         uint64_t got = atomic_load_explicit(&line->seq, memory_order_relaxed);
         if (DUET_UNLIKELY(got != seq || line->hash != hash || line->len != bytes)) {
             duet_chan_got_t bad = {1, (uint32_t)(got >> 32), line->hash, line->len};
-            return duet_coll_sig_bad_message(c, p, call, 0, &bad, bytes);
+            duet_coll_call_t want;
+            memset(&want, 0, sizeof want);
+            want.call_no = call, want.hash = hash;
+            want.pub.first = call, want.pub.count = count, want.pub.kind = DUET_COLL_ALLREDUCE;
+            want.pub.dt = (int32_t)dt, want.pub.op = (int32_t)op;
+            return duet_coll_sig_bad_message(c, p, &want, &bad, bytes);
         }
     }
     for (int p = 0; p < n; p++) {

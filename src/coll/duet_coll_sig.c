@@ -5,29 +5,8 @@
 #include "coll/duet_coll_tune.h"
 #include "tport/duet_tport.h"
 
-static int reduces(int kind)
-{
-    return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
-}
-static int rooted(int kind) { return kind == DUET_COLL_BROADCAST || kind == DUET_COLL_REDUCE; }
-
-static uint64_t mix(uint64_t x) /* splitmix64's finalizer */
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, duet_datatype_t dt, duet_op_t op, int root)
-{
-    uint64_t h = mix(0x9e3779b97f4a7c15ull + (uint64_t)kind);
-    h = mix(h ^ (uint64_t)count);
-    h = mix(h ^ ((uint64_t)(uint32_t)dt << 32 | (uint32_t)(reduces((int)kind) ? (int)op : -1)));
-    h = mix(h ^ (uint64_t)(uint32_t)(rooted((int)kind) ? root : -1));
-    return (uint32_t)(h ^ h >> 32);
-}
+static int reduces(int kind) { return duet_coll_sig_reduces_((duet_coll_kind_t)kind); }
+static int rooted(int kind) { return duet_coll_sig_rooted_((duet_coll_kind_t)kind); }
 
 static duet_coll_sig_line_t *lines_at(char *block, const duet_coll_chan_t *ch)
 {
@@ -112,14 +91,14 @@ static int field_text(int a, const duet_coll_sig_line_t *la, int b, const duet_c
     return 1;
 }
 
-/* Writes the report into every member's line of mine, revokes c with DUET_ERR_INVALID_ARG and
- * returns it, the message set. */
-static duet_status_t fail(duet_comm_t c, const char *text)
+/* Writes the report into every member's line of mine (`named`: it names the differing field),
+ * revokes c with DUET_ERR_INVALID_ARG and returns it, the message set. */
+static duet_status_t fail_(duet_comm_t c, const char *text, int named)
 {
     duet_coll_chan_t *ch = c->chan;
     duet_coll_sig_report_t rep;
     memset(&rep, 0, sizeof rep);
-    atomic_store_explicit(&rep.set, 1, memory_order_relaxed);
+    atomic_store_explicit(&rep.set, named ? 2 : 1, memory_order_relaxed);
     size_t n = strlen(text) < sizeof rep.text - 1 ? strlen(text) : sizeof rep.text - 1;
     memcpy(rep.text, text, n); /* (zeroed: terminated) */
     size_t at = report_off(ch, c->rank);
@@ -132,12 +111,14 @@ static duet_status_t fail(duet_comm_t c, const char *text)
         duet_coll_sig_report_t *to = (duet_coll_sig_report_t *)(void *)(ch->peer_block[r] + at);
         if (atomic_load_explicit(&to->set, memory_order_relaxed)) continue; /* my first finding stays */
         memcpy(to->text, rep.text, sizeof to->text);
-        atomic_store_explicit(&to->set, 1, memory_order_release);
+        atomic_store_explicit(&to->set, named ? 2 : 1, memory_order_release);
     }
     duet_comm_revoke_status_(c, DUET_ERR_INVALID_ARG);
     return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "%s: the ranks made different collective calls; rank %d revoked "
                      "the communicator (duet_comm_shrink gives a new one)", text, c->rank);
 }
+static duet_status_t fail(duet_comm_t c, const char *text) { return fail_(c, text, 1); }   /* names the field */
+static duet_status_t fail_unnamed(duet_comm_t c, const char *text) { return fail_(c, text, 0); }
 
 duet_status_t duet_coll_sig_check_peer(duet_comm_t c, int peer, uint64_t call, int *past)
 {
@@ -150,22 +131,55 @@ duet_status_t duet_coll_sig_check_peer(duet_comm_t c, int peer, uint64_t call, i
     return DUET_OK;
 }
 
-/* The text for the call `call` of mine and peer's, when their published lines differ (1); 0
- * when both lines are there and agree; -1 when peer's is not (it is elsewhere, or not read). */
-static int compare(duet_comm_t c, int peer, uint64_t call, duet_coll_sig_line_t *mine, char *text, size_t len)
+/* My call as a published line. */
+static void line_of(const duet_coll_call_t *w, duet_coll_sig_line_t *l)
+{
+    memset(l, 0, sizeof *l);
+    atomic_store_explicit(&l->call, w->call_no, memory_order_relaxed);
+    l->first = w->pub.first, l->count = w->pub.count, l->hash = w->hash;
+    l->kind = w->pub.kind, l->dt = w->pub.dt, l->op = w->pub.op, l->root = w->pub.root;
+}
+
+/* Peer's published line for `call`: 1 when read. A message can come before its sender's line
+ * (published after the first sends), so this waits for it a little (100 ms at most, through
+ * the wait loop; less when another rank's revoke comes first or the peer has gone past). */
+static int await_line(duet_comm_t c, int peer, uint64_t call, duet_coll_sig_line_t *out)
+{
+    if (read_line(c, peer, call, out)) return 1;
+    duet_wait_ctx_t ctx = c->wait_ctx;
+    ctx.timeout_s = 0.1;
+    ctx.abort_flag = NULL; /* another rank's revoke does not stop the peer from publishing */
+    duet_waiter_t w;
+    duet_waiter_init(&w, &ctx, "%s: rank %llu's published call", "a mismatch's report", (unsigned long long)peer, 0, peer);
+    while (!read_line(c, peer, call, out)) {
+        if ((c->chan->peer_block[peer] && gone_past(c, peer, call)) || duet_waiter_turn(&w)) return 0;
+    }
+    return 1;
+}
+
+/* The text for my call `want` and peer's of the same number, when they differ (1); 0 when
+ * they agree; -1 when peer's line is not to be had. *mine gets my call as a line. */
+static int compare(duet_comm_t c, int peer, const duet_coll_call_t *want, duet_coll_sig_line_t *mine, char *text,
+                   size_t len)
 {
     duet_coll_sig_line_t theirs;
-    int have_mine = read_line(c, c->rank, call, mine);
-    if (!have_mine) memset(mine, 0, sizeof *mine);
-    if (!have_mine || !read_line(c, peer, call, &theirs)) return -1;
-    return field_text(c->rank, mine, peer, &theirs, call, text, len);
+    line_of(want, mine);
+    /* mine first: the peer may be here too, waiting for my line */
+    duet_coll_sig_publish(c, want->call_no, want->pub.first, (duet_coll_kind_t)want->pub.kind, want->pub.count,
+                          (duet_datatype_t)want->pub.dt, (duet_op_t)want->pub.op, want->pub.root, want->hash);
+    if (!await_line(c, peer, want->call_no, &theirs)) return -1;
+    return field_text(c->rank, mine, peer, &theirs, want->call_no, text, len);
 }
 
 duet_status_t duet_coll_sig_peer_left(duet_comm_t c, int peer, uint64_t call)
 {
-    duet_coll_sig_line_t mine;
+    duet_coll_sig_line_t mine, theirs;
     char text[512], what[64];
-    int cmp = compare(c, peer, call, &mine, text, sizeof text);
+    int cmp = -1;
+    if (read_line(c, c->rank, call, &mine) && read_line(c, peer, call, &theirs))
+        cmp = field_text(c->rank, &mine, peer, &theirs, call, text, sizeof text);
+    else if (!read_line(c, c->rank, call, &mine))
+        memset(&mine, 0, sizeof mine);
     if (cmp == 1) return fail(c, text);
     call_text(&mine, what, sizeof what);
     if (cmp == 0)
@@ -175,14 +189,15 @@ duet_status_t duet_coll_sig_peer_left(duet_comm_t c, int peer, uint64_t call)
     else
         snprintf(text, sizeof text, "rank %d went past call #%llu without the message rank %d waits for in it (%s)",
                  peer, (unsigned long long)call, c->rank, what);
-    return fail(c, text);
+    return fail_unnamed(c, text);
 }
 
-duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, uint64_t call, int p2p, const duet_chan_got_t *got,
-                                        uint64_t want_len)
+duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, const duet_coll_call_t *want,
+                                        const duet_chan_got_t *got, uint64_t want_len)
 {
     char text[512], what[64];
-    if (p2p) {
+    uint64_t call = want->call_no;
+    if (want->p2p) {
         if (got->len == want_len)
             snprintf(text, sizeof text, "rank %d's send #%u to rank %d does not match rank %d's receive #%llu from "
                      "it: their sizes in bytes differ", peer, got->call, c->rank, c->rank, (unsigned long long)call);
@@ -193,12 +208,12 @@ duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, uint64_t call, 
         return fail(c, text);
     }
     duet_coll_sig_line_t mine;
-    int cmp = compare(c, peer, call, &mine, text, sizeof text);
+    int cmp = compare(c, peer, want, &mine, text, sizeof text);
     if (cmp == 1) return fail(c, text);
     call_text(&mine, what, sizeof what);
     if (got->call != (uint32_t)call)
         snprintf(text, sizeof text, "rank %d sent a message of its call #%u to rank %d, which is in call #%llu (%s)",
-                 peer, got->call, c->rank, (unsigned long long)call, what);
+                 peer, got->call, c->rank, (unsigned long long)call, what), cmp = -1;
     else if (cmp == 0)
         snprintf(text, sizeof text, "ranks %d and %d made the same call #%llu (%s), but rank %d sent a %llu-byte "
                  "message where rank %d expects %llu (different DUET_ALGO / DUET_COLL_* settings?)",
@@ -207,7 +222,7 @@ duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, uint64_t call, 
     else
         snprintf(text, sizeof text, "rank %d's message of call #%llu has arguments other than rank %d's (%s): "
                  "count, datatype, op or root differ", peer, (unsigned long long)call, c->rank, what);
-    return fail(c, text);
+    return fail_unnamed(c, text);
 }
 
 int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn)
@@ -215,16 +230,20 @@ int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn)
     if (st != DUET_ERR_INVALID_ARG || !c || c->magic != DUET_COMM_MAGIC || !c->chan) return 0;
     if (atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire) != DUET_ERR_INVALID_ARG) return 0;
     duet_coll_chan_t *ch = c->chan;
-    for (int r = 0; r < c->size; r++) {
+    const duet_coll_sig_report_t *best = NULL;
+    int by = -1;
+    uint64_t best_set = 0;
+    for (int r = 0; r < c->size; r++) { /* one that names the field, from the lowest rank */
         const duet_coll_sig_report_t *rep =
             (const duet_coll_sig_report_t *)(const void *)(ch->peer_block[c->rank] + report_off(ch, r));
-        if (!atomic_load_explicit(&rep->set, memory_order_acquire)) continue;
-        char text[sizeof rep->text];
-        memcpy(text, rep->text, sizeof text);
-        text[sizeof text - 1] = '\0';
-        duet_error_set(st, "%s: %s: the ranks made different collective calls; rank %d revoked the "
-                       "communicator (duet_comm_shrink gives a new one)", fn, text, r);
-        return 1;
+        uint64_t set = atomic_load_explicit(&rep->set, memory_order_acquire);
+        if (set > best_set) best = rep, by = r, best_set = set;
     }
-    return 0;
+    if (!best) return 0;
+    char text[sizeof best->text];
+    memcpy(text, best->text, sizeof text);
+    text[sizeof text - 1] = '\0';
+    duet_error_set(st, "%s: %s: the ranks made different collective calls; rank %d revoked the communicator "
+                   "(duet_comm_shrink gives a new one)", fn, text, by);
+    return 1;
 }

@@ -9,8 +9,9 @@
  *   1. every message carries it: a channel slot's header and a lane line hold the call number
  *      beside the message number (seq word: call << 32 | message) and the hash beside the
  *      length, so the check reads the cache line the receiver reads anyway;
- *   2. every rank publishes its current call in a line of its own channel block (one local
- *      store per call), a history of DUET_SIG_HISTORY calls by call number:
+ *   2. every rank publishes its current call in a line of its own channel block (two local
+ *      stores per call in a loop of like calls; after the call's first messages are out), a
+ *      history of DUET_SIG_HISTORY calls by call number:
  *
  *        line[call % H] = {call, first call of its group, hash, kind, count, datatype, op, root}
  *
@@ -62,29 +63,53 @@ static inline size_t duet_coll_sig_bytes(int nranks)
     return DUET_SIG_HISTORY * sizeof(duet_coll_sig_line_t) + (size_t)nranks * sizeof(duet_coll_sig_report_t);
 }
 
-/* The hash of a call's arguments (op and root as the call's kind uses them). */
-uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, duet_datatype_t dt, duet_op_t op, int root);
+static inline int duet_coll_sig_reduces_(duet_coll_kind_t k)
+{
+    return k == DUET_COLL_ALLREDUCE || k == DUET_COLL_REDUCE || k == DUET_COLL_REDUCE_SCATTER;
+}
+static inline int duet_coll_sig_rooted_(duet_coll_kind_t k) { return k == DUET_COLL_BROADCAST || k == DUET_COLL_REDUCE; }
 
-/* Publishes call number `call` (part of the run that starts at `first`) in my channel block. */
+/* The hash of a call's arguments (op and root as the call's kind uses them): the small fields
+ * packed in one word (kind < 256, datatype < 256, op < 256, root), folded with the count by two
+ * multiplications (a nanosecond: it is on the latency lane's path). */
+static inline uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, duet_datatype_t dt, duet_op_t op,
+                                          int root)
+{
+    uint64_t w = (uint64_t)(uint32_t)(duet_coll_sig_rooted_(kind) ? root : -1) << 32 |
+                 (uint64_t)((uint32_t)dt & 0xff) << 16 |
+                 (uint64_t)((uint32_t)(duet_coll_sig_reduces_(kind) ? (int)op : 0xff) & 0xff) << 8 | (uint64_t)kind;
+    uint64_t h = ((uint64_t)count * 0x9e3779b97f4a7c15ull ^ w) * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/* Publishes call number `call` (part of the run that starts at `first`) in my channel block. A
+ * line that already holds these arguments (a loop of like calls: the line of H calls ago) only
+ * gets the new numbers; else its number is zeroed before the fields change, so a reader (which
+ * reads the number before and after the fields) never mixes two calls' fields. */
 static inline void duet_coll_sig_publish(duet_comm_t c, uint64_t call, uint64_t first, duet_coll_kind_t kind,
                                          size_t count, duet_datatype_t dt, duet_op_t op, int root, uint32_t hash)
 {
     duet_coll_chan_t *ch = c->chan;
     duet_coll_sig_line_t *l = (duet_coll_sig_line_t *)(void *)(ch->peer_block[c->rank] + ch->sig_off) +
                               call % DUET_SIG_HISTORY;
-    atomic_store_explicit(&l->call, 0, memory_order_relaxed); /* a reader never mixes two calls' fields */
-    atomic_thread_fence(memory_order_release);
+    if (l->hash != hash || l->count != count || l->kind != (int32_t)kind || l->dt != (int32_t)dt ||
+        l->op != (int32_t)op || l->root != root) {
+        atomic_store_explicit(&l->call, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        l->count = count;
+        l->hash = hash;
+        l->kind = (int32_t)kind, l->dt = (int32_t)dt, l->op = (int32_t)op, l->root = root;
+    }
     l->first = first;
-    l->count = count;
-    l->hash = hash;
-    l->kind = (int32_t)kind, l->dt = (int32_t)dt, l->op = (int32_t)op, l->root = root;
     atomic_store_explicit(&l->call, call, memory_order_release);
 }
 
-/* Whether a wait that has made `turns` turns should look at its peers' published calls now. */
+/* Whether a wait that has made `turns` turns should look at its peers' published calls now:
+ * spinning, after 4096 turns (tens of microseconds: a look makes the peer's next publication a
+ * cache miss) and every 512; else (yielding or sleeping turns) every 16. */
 static inline int duet_coll_sig_due(const duet_waiter_t *w, int spinning)
 {
-    return spinning ? w->turns >= 1024 && (w->turns & 127) == 0 : (w->turns & 7) == 0;
+    return spinning ? w->turns >= 4096 && (w->turns & 511) == 0 : w->turns >= 64 && (w->turns & 15) == 0;
 }
 
 /* Looks at mapped peer `peer` while I wait for it in collective call `call`: DUET_OK (go on
@@ -92,11 +117,11 @@ static inline int duet_coll_sig_due(const duet_waiter_t *w, int spinning)
  * published call of that number has other arguments, the mismatch (reported, revoked). */
 duet_status_t duet_coll_sig_check_peer(duet_comm_t c, int peer, uint64_t call, int *past);
 
-/* A message from `peer` whose signature or length (got) is not that of my call number `call`
- * (a collective's, or when p2p a receive's on its link) of `want_len` bytes: reported and
- * revoked; returns DUET_ERR_INVALID_ARG. */
-duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, uint64_t call, int p2p, const duet_chan_got_t *got,
-                                        uint64_t want_len);
+/* A message from `peer` whose signature or length (got) is not that of my call `want` (a
+ * collective, or a send / receive) of `want_len` bytes: reported (the peer's published call of
+ * that number names the field) and revoked; returns DUET_ERR_INVALID_ARG. */
+duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, const duet_coll_call_t *want,
+                                        const duet_chan_got_t *got, uint64_t want_len);
 
 /* The peer has left my call `call` without the message I wait for (seen twice). */
 duet_status_t duet_coll_sig_peer_left(duet_comm_t c, int peer, uint64_t call);
