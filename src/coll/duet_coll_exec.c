@@ -85,15 +85,19 @@ static int advance(exec_t *x, int *head, const int *next)
 /* While a sweep moves nothing: each head that waits on its channel alone (its dependency
  * done) for a mapped peer, in a collective, has that peer looked at. *left: peers seen gone
  * past their call at this look (a bit per queue, up to 64); seen at two looks in a row, with
- * sweeps between that still found nothing, they left without what the head waits for. */
-static duet_status_t look_at_peers(exec_t *x, const int *heads, uint64_t *left)
+ * sweeps between that still found nothing, they left without what the head waits for. A net
+ * peer is looked at only in long waits (duet_coll_sig_net_due). */
+static duet_status_t look_at_peers(exec_t *x, const int *heads, uint64_t *left, const duet_waiter_t *w)
 {
     uint64_t now = 0;
+    int net_due = -1; /* not asked yet */
     for (int q = 0; q < 2 * x->c->size; q++) {
         if (heads[q] < 0) continue;
         const duet_step_t *st = &x->s->steps[heads[q]];
         const duet_coll_call_t *call = &x->calls[st->call];
-        if ((st->dep >= 0 && !x->done[st->dep]) || call->p2p || !call->chan->peer_block[st->peer]) continue;
+        if ((st->dep >= 0 && !x->done[st->dep]) || call->p2p) continue;
+        if (!call->chan->peer_block[st->peer] && !(net_due < 0 ? (net_due = duet_coll_sig_net_due(w)) : net_due))
+            continue;
         int past = 0;
         duet_status_t err = duet_coll_sig_check_peer(x->c, st->peer, call->call_no, &past);
         if (err) return err;
@@ -197,7 +201,7 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
             waiting = 1;
         }
         if ((st = duet_waiter_turn(&w))) return st;
-        if (duet_coll_sig_due(&w, spinning) && (st = look_at_peers(&x, heads, &left))) return st;
+        if (duet_coll_sig_due(&w, spinning) && (st = look_at_peers(&x, heads, &left, &w))) return st;
     }
     /* messages sent by reference are read from my buffers: the call ends when they are */
     return c->chan->byref_any ? duet_coll_chan_byref_wait(c, c->chan, what) : DUET_OK;

@@ -29,8 +29,9 @@ static int arrived(const duet_lane_line_t *line, uint64_t k)
 }
 
 /* Waits until rank p's line of lane call k is in my block (of whatever collective call: the
- * caller checks its signature). A mapped peer's published call is looked at meanwhile: one in
- * another call of the same number, or gone past it without writing my line, is a mismatch. */
+ * caller checks its signature). The peer's published call is looked at meanwhile: one in
+ * another call of the same number, or (mapped) gone past it without writing my line, is a
+ * mismatch. */
 static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, int p, uint64_t k, uint64_t call,
                                  const char *fn)
 {
@@ -41,7 +42,7 @@ static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, in
     int past = 0, spinning = c->wait_ctx.spin_us > 0, mapped = c->chan->peer_block[p] != NULL;
     while (!arrived(line, k)) {
         if ((st = duet_waiter_turn(&w))) break;
-        if (mapped && duet_coll_sig_due(&w, spinning)) {
+        if (duet_coll_sig_due(&w, spinning) && (mapped || duet_coll_sig_net_due(&w))) {
             int was = past; /* seen past my call at the last look, and my line still missing since */
             if ((st = duet_coll_sig_check_peer(c, p, call, &past))) break;
             if (was && past && !arrived(line, k)) return duet_coll_sig_peer_left(c, p, call);

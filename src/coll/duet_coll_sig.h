@@ -31,8 +31,10 @@
  * then revokes the communicator with DUET_ERR_INVALID_ARG in the abort words; every wait on it
  * ends with that status and the report as its message, and every later call fails at entry.
  * duet_comm_shrink gives a new communicator. A peer reached over the net transport has no
- * mapped block: only the messages' signatures are checked there (a wait stays bounded by
- * DUET_WAIT_TIMEOUT), and the finder reads the peer's published line with a get to name the field.
+ * mapped block: its messages' signatures are checked, and a wait of 50 ms or more reads its
+ * published line with a get (other arguments for the same call are a mismatch); one that has
+ * gone past my call without sending what I wait for is not told from one whose last put is
+ * still on its way, so that wait ends at DUET_WAIT_TIMEOUT.
  */
 #ifndef DUET_COLL_SIG_H
 #define DUET_COLL_SIG_H
@@ -112,9 +114,17 @@ static inline int duet_coll_sig_due(const duet_waiter_t *w, int spinning)
     return spinning ? w->turns >= 4096 && (w->turns & 511) == 0 : w->turns >= 64 && (w->turns & 15) == 0;
 }
 
-/* Looks at mapped peer `peer` while I wait for it in collective call `call`: DUET_OK (go on
- * waiting; *past = 1 when the peer has started a run of calls after mine) or, when its
- * published call of that number has other arguments, the mismatch (reported, revoked). */
+/* Whether a wait should look at a peer over the net transport now (a get, tens of microseconds:
+ * only once the wait has lasted 50 ms, at the turns duet_coll_sig_due picks). */
+static inline int duet_coll_sig_net_due(const duet_waiter_t *w)
+{
+    return w->start_ns && duet_time_ns() - w->start_ns > 50000000ull;
+}
+
+/* Looks at `peer` while I wait for it in collective call `call`: DUET_OK (go on waiting;
+ * *past = 1 when the peer, mapped, has started a run of calls after mine) or, when its
+ * published call of that number has other arguments, the mismatch (reported, revoked). A net
+ * peer's line is read with a get, and only its arguments are compared. */
 duet_status_t duet_coll_sig_check_peer(duet_comm_t c, int peer, uint64_t call, int *past);
 
 /* A message from `peer` whose signature or length (got) is not that of my call `want` (a
