@@ -104,6 +104,7 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
             ch->peer_off[r] = all[r].seg_off;
         }
     }
+    if (st == DUET_OK) ch->sig_mine = (struct duet_coll_sig_line *)(void *)(ch->peer_block[c->rank] + ch->sig_off);
     if (st != DUET_OK && rc == 0) {
         pthread_mutex_lock(&c->heap->lock);
         duet_alloc_give(c->heap->zone, ch->block_off);

@@ -76,6 +76,7 @@ typedef struct duet_coll_chan {
     size_t block_off;   /* my block, as an offset in my zone    */
     size_t lane_off;    /* the lane, as an offset in a block    */
     size_t sig_off;     /* published calls, then reports (duet_coll_sig.h) */
+    struct duet_coll_sig_line *sig_mine; /* my published calls (in my block) */
     uint64_t lane_calls; /* lane calls so far on this channel set */
     char **peer_block;  /* each comm rank's block, mapped here (NULL: a net peer) */
     size_t *peer_off;   /* each comm rank's block as an offset in its segment (net puts) */

@@ -45,7 +45,7 @@
 #define DUET_SIG_REPORT 256  /* bytes of one report */
 
 /* A published call (one cache line of the publisher's channel block). */
-typedef struct {
+typedef struct duet_coll_sig_line {
     _Atomic uint64_t call; /* the call's number, stored last (0: none yet) */
     uint64_t first;        /* the first call of the run it is part of (a group runs several) */
     uint64_t count;
@@ -91,9 +91,7 @@ static inline uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, d
 static inline void duet_coll_sig_publish(duet_comm_t c, uint64_t call, uint64_t first, duet_coll_kind_t kind,
                                          size_t count, duet_datatype_t dt, duet_op_t op, int root, uint32_t hash)
 {
-    duet_coll_chan_t *ch = c->chan;
-    duet_coll_sig_line_t *l = (duet_coll_sig_line_t *)(void *)(ch->peer_block[c->rank] + ch->sig_off) +
-                              call % DUET_SIG_HISTORY;
+    duet_coll_sig_line_t *l = c->chan->sig_mine + call % DUET_SIG_HISTORY;
     if (l->hash != hash || l->count != count || l->kind != (int32_t)kind || l->dt != (int32_t)dt ||
         l->op != (int32_t)op || l->root != root) {
         atomic_store_explicit(&l->call, 0, memory_order_relaxed);
