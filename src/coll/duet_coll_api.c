@@ -242,7 +242,7 @@ duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)
     if (!calls) st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
     for (; st == DUET_OK && prepared < n; prepared++) {
         if ((st = op_prepare(&ops[prepared]))) {
-            duet_error_wrap(st, ops[prepared].fn);
+            failed(ops[prepared].comm, st, ops[prepared].fn);
             break;
         }
         calls[prepared] = ops[prepared].call;

@@ -142,19 +142,32 @@ static void line_of(const duet_coll_call_t *w, duet_coll_sig_line_t *l)
     l->kind = w->pub.kind, l->dt = w->pub.dt, l->op = w->pub.op, l->root = w->pub.root;
 }
 
+/* Whether a report that names the field is in my block (another rank's). */
+static int named_report_here(duet_comm_t c)
+{
+    for (int r = 0; r < c->size; r++) {
+        const duet_coll_sig_report_t *rep =
+            (const duet_coll_sig_report_t *)(const void *)(c->chan->peer_block[c->rank] + report_off(c->chan, r));
+        if (atomic_load_explicit(&rep->set, memory_order_acquire) == 2) return 1;
+    }
+    return 0;
+}
+
 /* Peer's published line for `call`: 1 when read. A message can come before its sender's line
- * (published after the first sends), so this waits for it a little (100 ms at most, through
- * the wait loop; less when another rank's revoke comes first or the peer has gone past). */
+ * (published after the first sends), and a loaded machine can keep the sender off its core for
+ * a while, so this waits for it (1 s at most, through the wait loop; less when the peer has gone
+ * past, or another rank's report that names the field is here: that one will be shown). */
 static int await_line(duet_comm_t c, int peer, uint64_t call, duet_coll_sig_line_t *out)
 {
     if (read_line(c, peer, call, out)) return 1;
     duet_wait_ctx_t ctx = c->wait_ctx;
-    ctx.timeout_s = 0.1;
+    ctx.timeout_s = 1.0;
     ctx.abort_flag = NULL; /* another rank's revoke does not stop the peer from publishing */
     duet_waiter_t w;
     duet_waiter_init(&w, &ctx, "%s: rank %llu's published call", "a mismatch's report", (unsigned long long)peer, 0, peer);
     while (!read_line(c, peer, call, out)) {
-        if ((c->chan->peer_block[peer] && gone_past(c, peer, call)) || duet_waiter_turn(&w)) return 0;
+        if ((c->chan->peer_block[peer] && gone_past(c, peer, call)) || named_report_here(c) || duet_waiter_turn(&w))
+            return 0;
     }
     return 1;
 }
