@@ -437,7 +437,8 @@ duet_status_t duet_barrier_all(void);
  * receiver in another subtree) — and then its next call that waits on the communicator fails.
  * Every later call on the revoked communicator fails with DUET_ERR_INVALID_ARG at once;
  * duet_comm_shrink gives a working one (of all ranks). A peer over the net transport is
- * checked by its messages only (a mismatch that sends nothing there ends at DUET_WAIT_TIMEOUT).
+ * checked by its messages and, in waits of 50 ms or more, by its published call; one that left
+ * the call without sending what this rank waits for ends the wait at DUET_WAIT_TIMEOUT.
  * Send and receive must agree on the size in bytes; the n-th send to a peer meets the n-th
  * receive from it, or the same revoke follows. GPU buffers are not checked yet. In place: pass sendbuf == recvbuf (for allgather, sendbuf at
  * recvbuf + rank * count elements; for reduce-scatter, recvbuf at sendbuf + rank * count).
