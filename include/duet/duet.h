@@ -185,7 +185,8 @@ int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest);
 duet_status_t duet_comm_get_failed(duet_comm_t comm, int *ranks, int max, int *nfailed);
 
 /* DUET_OK while comm is sound; once a member died (DUET_ERR_PEER_FAILED) or comm was revoked
- * (DUET_ERR_REVOKED), that status, sticky, with duet_last_error() saying which rank. The way
+ * (DUET_ERR_REVOKED; DUET_ERR_INVALID_ARG when a rank revoked it after mismatched collective
+ * calls, see Collectives), that status, sticky, with duet_last_error() saying which rank. The way
  * to learn of a failure met by calls that report nothing themselves (device-side puts of a
  * kernel, say). One-sided calls to a rank seen dead return DUET_ERR_PEER_FAILED; to live
  * ranks they go on working on a communicator that lost another member. */
@@ -438,7 +439,24 @@ duet_status_t duet_barrier_all(void);
  *
  * Every rank of `comm` calls the same collective, in the same order, with the same count,
  * datatype, op and root. Buffers are ordinary memory of the caller (they need not be
- * symmetric). In place: pass sendbuf == recvbuf (for allgather, sendbuf at
+ * symmetric).
+ *
+ * Mismatched calls (host buffers) are caught: every message carries its call's number on the
+ * communicator and a hash of its kind, count, datatype, op and root, and a rank waiting for a
+ * peer looks at the call the peer has published. The rank that finds a mismatch revokes the
+ * communicator with DUET_ERR_INVALID_ARG: the call fails on every rank whose part of it meets
+ * the mismatch, and duet_last_error() names both ranks and the differing field ("rank 0
+ * called allreduce with count 1048576, rank 1 with 2097152 (call #7)"). No rank returns
+ * DUET_OK with data of a mismatched call: a rank may still return DUET_OK when everything it
+ * received came from calls like its own — a rank that only sends by its own arguments (the
+ * root of a broadcast, a leaf of a reduce) or one the mismatch does not reach (a broadcast
+ * receiver in another subtree) — and then its next call that waits on the communicator fails.
+ * Every later call on the revoked communicator fails with DUET_ERR_INVALID_ARG at once;
+ * duet_comm_shrink gives a working one (of all ranks). A peer over the net transport is
+ * checked by its messages and, in waits of 50 ms or more, by its published call; one that left
+ * the call without sending what this rank waits for ends the wait at DUET_WAIT_TIMEOUT.
+ * Send and receive must agree on the size in bytes; the n-th send to a peer meets the n-th
+ * receive from it, or the same revoke follows. GPU buffers are not checked yet. In place: pass sendbuf == recvbuf (for allgather, sendbuf at
  * recvbuf + rank * count elements; for reduce-scatter, recvbuf at sendbuf + rank * count).
  *
  * `stream`: NULL for host buffers — the call returns when this rank's part is complete (its

@@ -81,6 +81,15 @@ typedef struct {
                                      * stays unchanged until the call ends) */
     uint8_t stream;                 /* 1: the receive buffer is larger than the cache:
                                      * received pieces are copied with streaming stores */
+    uint8_t p2p;                    /* 1: a send or receive (not a collective) */
+    uint32_t hash;                  /* its signature (duet_coll_sig.h): the arguments' hash */
+    uint64_t call_no;               /* and its number: the communicator's collective call, or
+                                     * for p2p the operation's on its link */
+    struct {                        /* what the executor publishes of a collective (duet_coll_sig.h) */
+        uint64_t first;             /* the first call of its run */
+        size_t count;
+        int32_t kind, dt, op, root; /* as the caller passed them */
+    } pub;
 } duet_coll_call_t;
 
 /* One operation as the caller made it, and what running it takes (duet_coll_api.c). */
@@ -114,9 +123,9 @@ int duet_coll_group_holds(duet_comm_t c);
 /* Prepares and runs operations of one communicator as one schedule. */
 duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n);
 
-/* Runs a schedule whose steps name calls[step.call] (duet_coll_exec.c); `what` names the
- * operation in errors. */
-duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
+/* Runs a schedule whose steps name calls[step.call], of ncalls calls (duet_coll_exec.c): it
+ * publishes the collectives among them (duet_coll_sig.h); `what` names the operation in errors. */
+duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls, int ncalls,
                                 const char *what);
 
 /* ---- algorithms, by file */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_lane.h"
+#include "coll/duet_coll_sig.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
 
@@ -130,7 +131,10 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         recv = o->wide_recv;
     }
     o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
-                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0};
+                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0, (uint8_t)p2p, 0, 0, {0, 0, 0, 0, 0, 0}};
+    /* the signature (duet_coll_sig.h); its number is given when the call runs (number_call) */
+    o->call.hash = p2p ? duet_coll_sig_hash(DUET_COLL_SEND, o->count * duet_datatype_size(o->dt), DUET_UINT8, DUET_SUM, 0)
+                       : duet_coll_sig_hash(o->kind, o->count, o->dt, o->op, o->root);
     if (st == DUET_OK) { /* the caller's input is read-only unless it is also the output */
         o->call.stable[DUET_BUF_SEND] = !in_place;
         o->call.stable[DUET_BUF_RECV] = o->plan->recv_stable;
@@ -163,13 +167,38 @@ static void op_release(duet_coll_op_t *o)
     o->call.buf[DUET_BUF_TMP] = NULL;
 }
 
+/* Numbers a prepared call as it is about to run (its signature's number, duet_coll_sig.h): a
+ * collective is the communicator's next call, part of the run that starts at `first` (0: a run
+ * of its own), with what the executor publishes of it; a send or receive the next on its link. */
+static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t first)
+{
+    duet_comm_t c = o->comm;
+    if (call->p2p) {
+        duet_coll_chan_t *p = c->p2p;
+        call->call_no = o->kind == DUET_COLL_SEND ? ++p->p2p_sends[o->root] : ++p->p2p_recvs[o->root];
+        return;
+    }
+    call->call_no = ++c->coll_calls; /* published by the executor, after its first sends */
+    call->pub.first = first ? first : call->call_no;
+    call->pub.count = o->count;
+    call->pub.kind = (int32_t)o->kind, call->pub.dt = (int32_t)o->dt, call->pub.op = (int32_t)o->op;
+    call->pub.root = o->root;
+}
+
+/* The error of call fn on c: a mismatch's report when c was revoked for one, else a breadcrumb. */
+static duet_status_t failed(duet_comm_t c, duet_status_t st, const char *fn)
+{
+    if (!duet_coll_sig_explain(c, st, fn)) duet_error_wrap(st, fn);
+    return st;
+}
+
 /* A call on GPU buffers or a stream: checked here, run by the CUDA backend (src/cuda). */
 static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
 {
     duet_comm_t c = o->comm;
     duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream,
                                   1, o->fn);
-    if (st) return duet_error_wrap(st, o->fn);
+    if (st) return failed(c, st, o->fn);
     size_t sc, rc;
     buffer_counts(o->kind, o->count, c->size, &sc, &rc);
     duet_cuda_coll_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
@@ -177,8 +206,8 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
                                is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
                                            o->count * duet_datatype_size(o->dt)),
                                where, o->stream, o->fn};
-    if ((st = duet_cuda_coll_run(c, &k))) return duet_error_wrap(st, o->fn);
-    c->coll_calls++;
+    if ((st = duet_cuda_coll_run(c, &k))) return failed(c, st, o->fn);
+    if (o->kind != DUET_COLL_SEND && o->kind != DUET_COLL_RECV) c->coll_calls++; /* counted as the host's */
     return duet_error_ok(DUET_OK);
 }
 
@@ -189,19 +218,21 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
     if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
         duet_status_t st = check_args(o->comm, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
                                       o->stream, 0, o->fn);
+        if (st && duet_coll_sig_explain(o->comm, st, o->fn)) return st;
         return st ? st : duet_coll_group_add(o);
     }
     o->may_lane = 1;
     duet_status_t st = op_prepare(o);
-    if (st) return duet_error_wrap(st, o->fn);
-    o->comm->coll_calls++;
-    if (o->lane)
+    if (st) return failed(o->comm, st, o->fn);
+    if (o->lane) {
         st = duet_coll_lane_allreduce(o->comm, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
-    else if ((st = duet_coll_execute(o->comm, o->plan, &o->call, o->fn)) == DUET_OK)
-        op_finish(o);
+    } else {
+        number_call(o, &o->call, 0);
+        if ((st = duet_coll_execute(o->comm, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
+    }
     op_release(o);
     /* success leaves no error: not even a candidate the tuner tried and rejected */
-    return st ? duet_error_wrap(st, o->fn) : duet_error_ok(DUET_OK);
+    return st ? failed(o->comm, st, o->fn) : duet_error_ok(DUET_OK);
 }
 
 /* Runs prepared-to-be operations of one communicator as a single schedule. */
@@ -218,15 +249,17 @@ duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)
     if (!calls) st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
     for (; st == DUET_OK && prepared < n; prepared++) {
         if ((st = op_prepare(&ops[prepared]))) {
-            duet_error_wrap(st, ops[prepared].fn);
+            failed(ops[prepared].comm, st, ops[prepared].fn);
             break;
         }
         calls[prepared] = ops[prepared].call;
         st = duet_sched_append(&all, ops[prepared].plan, prepared); /* copied before the next pick */
     }
     if (st == DUET_OK) {
-        ops[0].comm->coll_calls += (uint64_t)n;
-        st = duet_coll_execute(ops[0].comm, &all, calls, "a group");
+        uint64_t first = ops[0].comm->coll_calls + 1;
+        for (int i = 0; i < n; i++) number_call(&ops[i], &calls[i], first);
+        if ((st = duet_coll_execute(ops[0].comm, &all, calls, n, "a group")))
+            (void)duet_coll_sig_explain(ops[0].comm, st, "duet_group_end");
         for (int i = 0; st == DUET_OK && i < n; i++) op_finish(&ops[i]);
     }
     for (int i = 0; i < prepared; i++) op_release(&ops[i]);
@@ -264,9 +297,8 @@ duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, d
 {
     int where = duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream);
     if (!where && lane_again(comm, sendbuf, recvbuf, count, dt, op, stream)) {
-        comm->coll_calls++;
         duet_status_t st = duet_coll_lane_allreduce(comm, sendbuf, recvbuf, count, dt, op, "duet_allreduce");
-        return st ? duet_error_wrap(st, "duet_allreduce") : DUET_OK;
+        return st ? failed(comm, st, "duet_allreduce") : DUET_OK;
     }
     duet_coll_op_t o = {.comm = comm, .kind = DUET_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                         .count = count, .dt = dt, .op = op, .stream = stream, .fn = "duet_allreduce"};

@@ -86,13 +86,14 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m)
         unlink(tmp);
 }
 
-/* Blocking send / receive of one message on the channels, for the measurement. */
+/* Blocking send / receive of one message on the channels, for the measurement. Its messages
+ * are signed {call 0, hash 0}: no collective call has that number. */
 static duet_status_t send_msg(duet_comm_t c, int peer, const void *buf, size_t len)
 {
     duet_waiter_t w;
     duet_waiter_init(&w, &c->wait_ctx, "%s to rank %llu", "calibration message", (unsigned long long)peer, 0, peer);
     int sent;
-    while ((sent = duet_coll_chan_try_send(c, c->chan, peer, buf, len, 0)) == 0) {
+    while ((sent = duet_coll_chan_try_send(c, c->chan, peer, buf, len, 0, 0, 0)) == 0) {
         duet_status_t st = duet_waiter_turn(&w);
         if (st) return st;
     }
@@ -105,8 +106,13 @@ static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
     duet_waiter_init(&w, &c->wait_ctx, "%s from rank %llu", "calibration message", (unsigned long long)peer, 0, peer);
     duet_status_t st = DUET_OK;
     const void *msg;
-    while (!(msg = duet_coll_chan_peek(c, c->chan, peer, len, &st))) {
-        if (st || (st = duet_waiter_turn(&w))) return st;
+    duet_chan_got_t got = {0, 0, 0, 0};
+    while (!(msg = duet_coll_chan_peek(c, c->chan, peer, len, 0, 0, &got))) {
+        if (got.bad)
+            return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "calibration: rank %d sent a message of call #%u (%llu bytes) "
+                             "where rank %d measures (%zu bytes): the ranks made different calls", peer, got.call,
+                             (unsigned long long)got.len, c->rank, len);
+        if ((st = duet_waiter_turn(&w))) return st;
     }
     memcpy(buf, msg, len);
     return duet_coll_chan_release(c, c->chan, peer);

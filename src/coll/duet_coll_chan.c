@@ -4,6 +4,7 @@
 #include <string.h>
 #include "coll/duet_coll_chan.h"
 #include "coll/duet_coll_lane.h"
+#include "coll/duet_coll_sig.h"
 #include "tport/duet_tport.h"
 
 static char *block_of(duet_comm_t c, int rank, size_t block_off)
@@ -52,18 +53,27 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
         ch->recvd = calloc((size_t)n, sizeof *ch->recvd);
         ch->byref_last = calloc((size_t)n, sizeof *ch->byref_last);
         ch->peer_off = calloc((size_t)n, sizeof *ch->peer_off);
+        ch->p2p_sends = calloc(2 * (size_t)n, sizeof *ch->p2p_sends);
+        if (ch->p2p_sends) ch->p2p_recvs = ch->p2p_sends + n;
     }
     duet_status_t st = DUET_OK;
-    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd || !ch->byref_last || !ch->peer_off) {
+    if (!ch || !all || !ch->peer_block || !ch->sent || !ch->recvd || !ch->byref_last || !ch->peer_off ||
+        !ch->p2p_sends) {
         st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "collective channels: out of host memory");
         goto out;
     }
     ch->chunk = (cfg->coll_chunk + 63) & ~(size_t)63;
     if (ch->chunk < 64) ch->chunk = 64;
+    if (ch->chunk > DUET_CHAN_CHUNK_MAX) {
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "collective channels: DUET_COLL_CHUNK=%zu is above the %u "
+                       "bytes a message may carry", (size_t)cfg->coll_chunk, DUET_CHAN_CHUNK_MAX);
+        goto out;
+    }
     ch->slots = cfg->coll_slots < 2 ? 2 : (int)cfg->coll_slots;
     ch->slot_stride = sizeof(duet_chan_slot_t) + ch->chunk;
     ch->lane_off = (size_t)n * (sizeof(duet_chan_line_t) + (size_t)ch->slots * ch->slot_stride);
-    ch->block_bytes = ch->lane_off + duet_coll_lane_bytes(n);
+    ch->sig_off = ch->lane_off + duet_coll_lane_bytes(n);
+    ch->block_bytes = ch->sig_off + duet_coll_sig_bytes(n);
     pthread_mutex_lock(&c->heap->lock);
     int rc = duet_alloc_take(c->heap->zone, ch->block_bytes, 4096, &ch->block_off);
     pthread_mutex_unlock(&c->heap->lock);
@@ -75,7 +85,7 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
         for (int from = 0; from < n; from++)
             for (uint64_t m = 1; m <= (uint64_t)ch->slots; m++)
                 memset(inbox_slot(ch, block, n, from, m), 0, sizeof(duet_chan_slot_t));
-        memset(block + ch->lane_off, 0, duet_coll_lane_bytes(n));
+        memset(block + ch->lane_off, 0, duet_coll_lane_bytes(n) + duet_coll_sig_bytes(n));
     }
     /* the exchange is also the barrier: nobody writes into a block before it is zeroed */
     st = duet_boot_allgather(&c->boot, &mine, all, sizeof mine);
@@ -94,6 +104,7 @@ duet_status_t duet_coll_chan_create(duet_comm_t c, duet_coll_chan_t **out)
             ch->peer_off[r] = all[r].seg_off;
         }
     }
+    if (st == DUET_OK) ch->sig_mine = (struct duet_coll_sig_line *)(void *)(ch->peer_block[c->rank] + ch->sig_off);
     if (st != DUET_OK && rc == 0) {
         pthread_mutex_lock(&c->heap->lock);
         duet_alloc_give(c->heap->zone, ch->block_off);
@@ -108,6 +119,7 @@ out:
             free(ch->recvd);
             free(ch->byref_last);
             free(ch->peer_off);
+            free(ch->p2p_sends);
             free(ch);
         }
         return st;
@@ -127,6 +139,7 @@ void duet_coll_chan_destroy(duet_comm_t c, duet_coll_chan_t *ch)
     free(ch->recvd);
     free(ch->byref_last);
     free(ch->peer_off);
+    free(ch->p2p_sends);
     free(ch);
 }
 
@@ -140,19 +153,20 @@ static size_t heap_offset(duet_comm_t c, const void *src, size_t len)
 }
 
 duet_status_t duet_coll_chan_net_line(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t off, uint64_t seq,
-                                      const void *src, size_t len)
+                                      uint32_t hash, const void *src, size_t len)
 {
     duet_tport_ep_t *ep = peer_ep(c, peer);
     duet_chan_slot_t *stage = &ch->net_stage;
     size_t line = ch->peer_off[peer] + off;
-    size_t len_at = line + offsetof(duet_chan_slot_t, len);
-    stage->len = len;
+    size_t len_at = line + offsetof(duet_chan_slot_t, len), words = offsetof(duet_chan_slot_t, data) - offsetof(duet_chan_slot_t, len);
+    stage->len = (uint32_t)len;
+    stage->hash = hash;
     duet_status_t st;
     if (len <= DUET_CHAN_INLINE) {
         memcpy(stage->data, src, len);
-        st = ep->ops->put(ep, len_at, &stage->len, sizeof stage->len + len);
+        st = ep->ops->put(ep, len_at, &stage->len, words + len);
     } else {
-        st = ep->ops->put(ep, len_at, &stage->len, sizeof stage->len);
+        st = ep->ops->put(ep, len_at, &stage->len, words);
         if (st == DUET_OK) st = ep->ops->put(ep, line + sizeof(duet_chan_slot_t), src, len);
     }
     if (st == DUET_OK) st = ep->ops->fence(ep);
@@ -162,13 +176,15 @@ duet_status_t duet_coll_chan_net_line(duet_comm_t c, duet_coll_chan_t *ch, int p
     return st ? duet_error_wrap(st, "a collective's message") : DUET_OK;
 }
 
-int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len, int stable)
+int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const void *src, size_t len, int stable,
+                            uint32_t call, uint32_t hash)
 {
     uint64_t m = ch->sent[peer] + 1;
     duet_chan_line_t *acked = acked_line(ch, ch->peer_block[c->rank], peer);
     if (m > atomic_load_explicit(&acked->value, memory_order_acquire) + (uint64_t)ch->slots) return 0;
     if (!ch->peer_block[peer]) { /* a net peer */
-        duet_status_t st = duet_coll_chan_net_line(c, ch, peer, inbox_slot_off(ch, c->size, c->rank, m), m, src, len);
+        duet_status_t st = duet_coll_chan_net_line(c, ch, peer, inbox_slot_off(ch, c->size, c->rank, m),
+                                                   duet_chan_seq(call, m), hash, src, len);
         if (st) return (int)st;
         ch->sent[peer] = m;
         return 1;
@@ -178,15 +194,16 @@ int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const
     if (off) {
         uint64_t o = off;
         memcpy(slot->data, &o, sizeof o);
-        slot->len = len | DUET_CHAN_BYREF;
+        slot->len = (uint32_t)len | DUET_CHAN_BYREF;
         ch->byref_last[peer] = m;
         ch->byref_any = 1;
         ch->byref_sent++;
     } else {
         duet_copy(len <= DUET_CHAN_INLINE ? (void *)slot->data : (void *)(slot + 1), src, len);
-        slot->len = len;
+        slot->len = (uint32_t)len;
     }
-    atomic_store_explicit(&slot->seq, m, memory_order_release);
+    slot->hash = hash;
+    atomic_store_explicit(&slot->seq, duet_chan_seq(call, m), memory_order_release);
     ch->sent[peer] = m;
     duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
     return 1;
@@ -213,17 +230,16 @@ duet_status_t duet_coll_chan_byref_wait(duet_comm_t c, duet_coll_chan_t *ch, con
     return DUET_OK;
 }
 
-const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t len, duet_status_t *st)
+const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t len, uint32_t call,
+                                uint32_t hash, duet_chan_got_t *got)
 {
     uint64_t m = ch->recvd[peer] + 1;
     duet_chan_slot_t *slot = (duet_chan_slot_t *)(void *)inbox_slot(ch, ch->peer_block[c->rank], c->size, peer, m);
-    if (atomic_load_explicit(&slot->seq, memory_order_acquire) != m) return NULL;
-    uint64_t got = slot->len & ~DUET_CHAN_BYREF;
-    if (got != len) {
-        *st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
-                        "rank %d sent a %llu-byte message where rank %d expected %zu: the ranks made "
-                        "different collective calls (count, datatype, root or order differ)",
-                        peer, (unsigned long long)got, c->rank, len);
+    uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+    if ((uint32_t)seq != (uint32_t)m) return NULL;
+    uint32_t bytes = slot->len & ~DUET_CHAN_BYREF;
+    if (DUET_UNLIKELY(seq != duet_chan_seq(call, m) || slot->hash != hash || bytes != len)) {
+        *got = (duet_chan_got_t){1, (uint32_t)(seq >> 32), slot->hash, bytes};
         return NULL;
     }
     if (slot->len & DUET_CHAN_BYREF) {

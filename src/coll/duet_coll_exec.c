@@ -10,11 +10,16 @@
  * still flows. Steps of different chunks overlap: chunk 2 of round 1 moves while chunk 1 of
  * round 2 waits — the pipelining of a chunked ring. A sweep that moves nothing waits one
  * turn of the wait loop (spin, yield, sleep; deadline and abort checked).
+ *
+ * Every message is signed with its call's signature and checked on arrival; while a wait
+ * lasts, the peers that heads wait for (not held back by a local dependency) are looked at:
+ * their published calls (duet_coll_sig.h) catch mismatched calls that send nothing here.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll.h"
+#include "coll/duet_coll_sig.h"
 
 typedef struct {
     duet_comm_t c;
@@ -37,11 +42,15 @@ static int try_step(exec_t *x, const duet_step_t *st)
         duet_reduce_op(call->dt, call->op, dst, dst, src, st->bytes / call->elem);
         return 1;
     case DUET_STEP_SEND:
-        return duet_coll_chan_try_send(x->c, ch, st->peer, src, st->bytes, call->stable[st->src_buf]);
+        return duet_coll_chan_try_send(x->c, ch, st->peer, src, st->bytes, call->stable[st->src_buf],
+                                       (uint32_t)call->call_no, call->hash);
     default: {
-        duet_status_t err = DUET_OK;
-        const void *msg = duet_coll_chan_peek(x->c, ch, st->peer, st->bytes, &err);
-        if (!msg) return err;
+        duet_chan_got_t got;
+        got.bad = 0;
+        const void *msg = duet_coll_chan_peek(x->c, ch, st->peer, st->bytes, (uint32_t)call->call_no, call->hash, &got);
+        if (!msg)
+            return DUET_UNLIKELY(got.bad) ? (int)duet_coll_sig_bad_message(x->c, st->peer, call, &got, st->bytes)
+                                          : 0;
         if (st->kind == DUET_STEP_RECV && call->stream)
             duet_copy_stream(dst, msg, st->bytes);
         else if (st->kind == DUET_STEP_RECV)
@@ -73,11 +82,53 @@ static int advance(exec_t *x, int *head, const int *next)
     return ran;
 }
 
-duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls,
+/* While a sweep moves nothing: each head that waits on its channel alone (its dependency
+ * done) for a mapped peer, in a collective, has that peer looked at. *left: peers seen gone
+ * past their call at this look (a bit per queue, up to 64); seen at two looks in a row, with
+ * sweeps between that still found nothing, they left without what the head waits for. A net
+ * peer is looked at only in long waits (duet_coll_sig_net_due). */
+static duet_status_t look_at_peers(exec_t *x, const int *heads, uint64_t *left, const duet_waiter_t *w)
+{
+    uint64_t now = 0;
+    int net_due = -1; /* not asked yet */
+    for (int q = 0; q < 2 * x->c->size; q++) {
+        if (heads[q] < 0) continue;
+        const duet_step_t *st = &x->s->steps[heads[q]];
+        const duet_coll_call_t *call = &x->calls[st->call];
+        if ((st->dep >= 0 && !x->done[st->dep]) || call->p2p) continue;
+        if (!call->chan->peer_block[st->peer] && !(net_due < 0 ? (net_due = duet_coll_sig_net_due(w)) : net_due))
+            continue;
+        int past = 0;
+        duet_status_t err = duet_coll_sig_check_peer(x->c, st->peer, call->call_no, &past);
+        if (err) return err;
+        if (!past) continue;
+        if (q >= 64) continue; /* (a mask of 64 queues: further ones only by their fields) */
+        uint64_t bit = 1ull << q;
+        if (*left & bit) return duet_coll_sig_peer_left(x->c, st->peer, call->call_no);
+        now |= bit;
+    }
+    *left = now;
+    return DUET_OK;
+}
+
+/* Publishes the collectives of a schedule's calls (duet_coll_sig.h). */
+static void publish(duet_comm_t c, const duet_coll_call_t *calls, int ncalls)
+{
+    for (int i = 0; i < ncalls; i++)
+        if (!calls[i].p2p)
+            duet_coll_sig_publish(c, calls[i].call_no, calls[i].pub.first, (duet_coll_kind_t)calls[i].pub.kind,
+                                  calls[i].pub.count, (duet_datatype_t)calls[i].pub.dt, (duet_op_t)calls[i].pub.op,
+                                  calls[i].pub.root, calls[i].hash);
+}
+
+duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet_coll_call_t *calls, int ncalls,
                                 const char *what)
 {
     if (s->error) return s->error;
-    if (s->nsteps == 0) return DUET_OK;
+    if (s->nsteps == 0) {
+        publish(c, calls, ncalls);
+        return DUET_OK;
+    }
     int n = c->size, nsteps = s->nsteps;
     /* bookkeeping in the communicator's reusable buffer: no allocation per call.
      * heads[2n] (send, receive per peer), tails[2n], next[nsteps], local[nsteps], done[nsteps] */
@@ -105,7 +156,8 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         else heads[q] = i;
         tails[q] = i;
     }
-    int pending = nsteps, waiting = 0, stuck = 0;
+    int pending = nsteps, waiting = 0, stuck = 0, spinning = c->wait_ctx.spin_us > 0, published = 0;
+    uint64_t left = 0;
     duet_status_t st = DUET_OK;
     duet_waiter_t w;
     char label[96];
@@ -132,18 +184,24 @@ duet_status_t duet_coll_execute(duet_comm_t c, const duet_sched_t *s, const duet
         }
         nlocal = kept;
         pending -= progress;
+        if (!published) { /* after the first sends (a miss on the published line holds back what follows it) */
+            publish(c, calls, ncalls);
+            published = 1;
+        }
         if (progress) {
             waiting = 0;
+            left = 0;
             continue;
         }
         if (!waiting) { /* the call named as a report of the wait shows it (once per wait) */
-            snprintf(label, sizeof label, "%s #%llu (%s)", what, (unsigned long long)c->coll_calls,
+            snprintf(label, sizeof label, "%s #%llu (%s)", what, (unsigned long long)calls[s->steps[stuck].call].call_no,
                      s->name ? s->name : "a schedule");
             duet_waiter_init(&w, &c->wait_ctx, "%s, step %llu of %llu", label, (unsigned long long)stuck,
                              (unsigned long long)nsteps, s->steps[stuck].peer);
             waiting = 1;
         }
         if ((st = duet_waiter_turn(&w))) return st;
+        if (duet_coll_sig_due(&w, spinning) && (st = look_at_peers(&x, heads, &left, &w))) return st;
     }
     /* messages sent by reference are read from my buffers: the call ends when they are */
     return c->chan->byref_any ? duet_coll_chan_byref_wait(c, c->chan, what) : DUET_OK;

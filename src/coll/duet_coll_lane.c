@@ -2,10 +2,12 @@
 #include <stddef.h>
 #include <string.h>
 #include "coll/duet_coll_lane.h"
+#include "coll/duet_coll_sig.h"
 
 /* a lane line to a net peer is written as a channel slot's header (duet_coll_chan_net_line) */
 _Static_assert(sizeof(duet_lane_line_t) == sizeof(duet_chan_slot_t) &&
                    offsetof(duet_lane_line_t, len) == offsetof(duet_chan_slot_t, len) &&
+                   offsetof(duet_lane_line_t, hash) == offsetof(duet_chan_slot_t, hash) &&
                    offsetof(duet_lane_line_t, data) == offsetof(duet_chan_slot_t, data) &&
                    DUET_LANE_BYTES == DUET_CHAN_INLINE,
                "a lane line has a channel slot header's layout");
@@ -21,15 +23,31 @@ static duet_lane_line_t *lane_line(duet_coll_chan_t *ch, int owner, int from, ui
     return (duet_lane_line_t *)(void *)(ch->peer_block[owner] + lane_line_off(ch, from, call));
 }
 
-/* Waits until rank p's input to lane call k is in my block. */
-static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, int p, uint64_t k, const char *fn)
+static int arrived(const duet_lane_line_t *line, uint64_t k)
 {
-    if (atomic_load_explicit(&line->seq, memory_order_acquire) == k) return DUET_OK;
+    return (uint32_t)atomic_load_explicit(&line->seq, memory_order_acquire) == (uint32_t)k;
+}
+
+/* Waits until rank p's line of lane call k is in my block (of whatever collective call: the
+ * caller checks its signature). The peer's published call is looked at meanwhile: one in
+ * another call of the same number, or (mapped) gone past it without writing my line, is a
+ * mismatch. */
+static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, int p, uint64_t k, uint64_t call,
+                                 const char *fn)
+{
+    if (arrived(line, k)) return DUET_OK;
     duet_waiter_t w;
     duet_waiter_init(&w, &c->wait_ctx, "%s (one-shot lane, call %llu)", fn, (unsigned long long)k, 0, p);
     duet_status_t st = DUET_OK;
-    while (atomic_load_explicit(&line->seq, memory_order_acquire) != k)
+    int past = 0, spinning = c->wait_ctx.spin_us > 0, mapped = c->chan->peer_block[p] != NULL;
+    while (!arrived(line, k)) {
         if ((st = duet_waiter_turn(&w))) break;
+        if (duet_coll_sig_due(&w, spinning) && (mapped || duet_coll_sig_net_due(&w))) {
+            int was = past; /* seen past my call at the last look, and my line still missing since */
+            if ((st = duet_coll_sig_check_peer(c, p, call, &past))) break;
+            if (was && past && !arrived(line, k)) return duet_coll_sig_peer_left(c, p, call);
+        }
+    }
     return st;
 }
 
@@ -39,25 +57,31 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
     duet_coll_chan_t *ch = c->chan;
     int n = c->size;
     size_t bytes = count * duet_datatype_size(dt);
-    uint64_t k = ++ch->lane_calls;
+    uint64_t k = ++ch->lane_calls, call = ++c->coll_calls;
+    uint32_t hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
+    uint64_t seq = duet_chan_seq((uint32_t)call, k);
     char mine[DUET_LANE_BYTES]; /* a copy: in place, recvbuf is written before the input is used */
     memcpy(mine, sendbuf, bytes);
     for (int i = 1; i < n; i++) { /* send: my line in every peer's lane, seq last */
         int p = (c->rank + i) % n;
         if (!ch->peer_block[p]) { /* a net peer: the same line, by puts */
-            duet_status_t st = duet_coll_chan_net_line(c, ch, p, lane_line_off(ch, c->rank, k), k, mine, bytes);
+            duet_status_t st = duet_coll_chan_net_line(c, ch, p, lane_line_off(ch, c->rank, k), seq, hash, mine, bytes);
             if (st) return duet_error_wrap(st, fn);
             continue;
         }
         duet_lane_line_t *line = lane_line(ch, p, c->rank, k);
         memcpy(line->data, mine, bytes);
-        line->len = bytes;
-        atomic_store_explicit(&line->seq, k, memory_order_release);
+        line->len = (uint32_t)bytes;
+        line->hash = hash;
+        atomic_store_explicit(&line->seq, seq, memory_order_release);
     }
     for (int i = 1; i < n; i++) {
         int p = (c->rank + i) % n;
         if (ch->peer_block[p]) duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
     }
+    /* published after my lines are out: a line a waiting peer has read costs its next store a
+     * miss, which must not hold back the stores of my input behind it */
+    duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
     /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
     duet_op_t step = op == DUET_AVG ? DUET_SUM : op;
     int wide = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
@@ -66,21 +90,24 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
         float f32[DUET_LANE_BYTES / 2];
         double align;
     } acc;
-    /* every input first, even after a mismatch: a rank that left early could see a peer's
-     * next call overwrite a line it has not read (the lane's reuse rule, in the header) */
-    duet_status_t st = DUET_OK;
+    /* a line of another call (signature or size) is a mismatch: reported, and the communicator
+     * revoked (so no later call reads a line of this one) */
     for (int i = 1; i < n; i++) {
         int p = (c->rank + i) % n;
         const duet_lane_line_t *line = lane_line(ch, c->rank, p, k);
-        duet_status_t wst = await_input(c, line, p, k, fn);
-        if (wst) return wst; /* a peer that never came: the communicator is broken anyway */
-        if (line->len != bytes && st == DUET_OK)
-            st = DUET_FAIL(DUET_ERR_INVALID_ARG, COLL,
-                           "%s: rank %d contributed %llu bytes where rank %d contributed %zu: the ranks made "
-                           "different collective calls (count, datatype or order differ)",
-                           fn, p, (unsigned long long)line->len, c->rank, bytes);
+        duet_status_t st = await_input(c, line, p, k, call, fn);
+        if (st) return st;
+        uint64_t got = atomic_load_explicit(&line->seq, memory_order_relaxed);
+        if (DUET_UNLIKELY(got != seq || line->hash != hash || line->len != bytes)) {
+            duet_chan_got_t bad = {1, (uint32_t)(got >> 32), line->hash, line->len};
+            duet_coll_call_t want;
+            memset(&want, 0, sizeof want);
+            want.call_no = call, want.hash = hash;
+            want.pub.first = call, want.pub.count = count, want.pub.kind = DUET_COLL_ALLREDUCE;
+            want.pub.dt = (int32_t)dt, want.pub.op = (int32_t)op;
+            return duet_coll_sig_bad_message(c, p, &want, &bad, bytes);
+        }
     }
-    if (st) return st;
     for (int p = 0; p < n; p++) {
         const void *in = p == c->rank ? (const void *)mine : lane_line(ch, c->rank, p, k)->data;
         if (wide)

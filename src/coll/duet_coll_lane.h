@@ -9,14 +9,16 @@
  * read my inputs to it. Two lines per ordered pair, used by call parity, are then enough:
  *
  *   rank b's lane block: line[a][k % 2], written by rank a for lane call k
- *   +-----------+---------+------------------------------+
- *   | seq (= k) | len     | data: up to 48 bytes          |   one 64-byte line
- *   +-----------+---------+------------------------------+
+ *   +----------------------+-----+------+---------------------+
+ *   | seq (call << 32 | k) | len | hash | data: up to 48 bytes |   one 64-byte line
+ *   +----------------------+-----+------+---------------------+
  *
  * Call k: write my input into line[me][k % 2] of every peer (seq stored last), then wait
  * for line[p][k % 2] of my own block to show seq k for every p, and reduce in rank order
  * 0, 1, ..., n-1 — the order of the one-shot schedule, so every rank computes the same bits.
- * The receiver's one cache miss brings the sequence number and the data together.
+ * The receiver's one cache miss brings the sequence number and the data together, and the
+ * signature of the call (its number on the communicator, in seq's high bits, and the hash of
+ * its arguments: duet_coll_sig.h), checked before the data is used.
  *
  * The lane runs exactly the one-shot algorithm; the tuner decides when (see
  * duet_coll_api.c). Every rank must take it for the same calls, which holds because the
@@ -30,8 +32,9 @@
 #define DUET_LANE_BYTES 48 /* payload of one line */
 
 typedef struct {
-    _Atomic uint64_t seq; /* the lane call's number, stored last */
-    uint64_t len;
+    _Atomic uint64_t seq; /* duet_chan_seq(the call's number, the lane call's), stored last */
+    uint32_t len;
+    uint32_t hash; /* of the call's arguments */
     char data[DUET_LANE_BYTES];
 } duet_lane_line_t;
 
@@ -45,7 +48,8 @@ static inline int duet_coll_lane_fits(size_t count, duet_datatype_t dt)
 }
 
 /* One-shot allreduce through the lane (count >= 1 and duet_coll_lane_fits; arguments
- * already checked). fp16 / bf16 are reduced in fp32 and rounded once; AVG divides at the
+ * already checked): the communicator's next collective call (it counts and publishes it:
+ * duet_coll_sig.h). fp16 / bf16 are reduced in fp32 and rounded once; AVG divides at the
  * end. sendbuf == recvbuf (in place) is allowed. */
 duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
                                        duet_datatype_t dt, duet_op_t op, const char *fn);

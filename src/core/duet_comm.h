@@ -138,6 +138,12 @@ static inline duet_status_t duet_comm_check_usable(duet_comm_t c, const char *fn
 /* Where the bootstrap of a new communicator of these root-communicator ranks listens:
  * loopback when they all share one host (duet_comm_split.c). */
 duet_boot_scope_t duet_comm_boot_scope_(duet_comm_t c, const int *heap_pes, int n);
+
+/* Revokes c as duet_comm_revoke does, with `status` (a negative duet_status_t) in every
+ * member's abort word: their waits on c end with it, their later calls fail at entry
+ * (the collectives revoke with DUET_ERR_INVALID_ARG after mismatched calls: coll/duet_coll_sig.h). */
+void duet_comm_revoke_status_(duet_comm_t c, duet_status_t status);
+
 /* Builds a communicator around a joined bootstrap (takes ownership of *boot). With
  * parent == NULL it creates a heap (its GPU part on `device`, or -1: the default choice);
  * else it shares the parent's, with heap_pe given. */

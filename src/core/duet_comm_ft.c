@@ -96,10 +96,8 @@ static duet_status_t decide(duet_comm_t c, uint64_t seq, uint64_t *set, const ch
     }
 }
 
-duet_status_t duet_comm_revoke(duet_comm_t c)
+void duet_comm_revoke_status_(duet_comm_t c, duet_status_t status)
 {
-    duet_status_t st = duet_comm_check(c, "duet_comm_revoke");
-    if (st) return st;
     for (int r = 0; r < c->size; r++) {
         duet_ft_area_t *a = duet_comm_ft_of(c, r);
         if (!a) { /* a net member: its words by remote atomics (its waits poll them) */
@@ -108,15 +106,23 @@ duet_status_t duet_comm_revoke(duet_comm_t c)
             (void)ep->ops->amo(ep, DUET_AMO_SET, area + offsetof(duet_ft_area_t, revoked_by), 4,
                                (uint32_t)(c->rank + 1), 0, NULL);
             (void)ep->ops->amo(ep, DUET_AMO_SET, area + offsetof(duet_ft_area_t, abort), 4,
-                               (uint32_t)(int32_t)DUET_ERR_REVOKED, 0, NULL);
+                               (uint32_t)(int32_t)status, 0, NULL);
             continue;
         }
         atomic_store_explicit(&a->revoked_by, c->rank + 1, memory_order_relaxed);
-        atomic_store_explicit(&a->abort, DUET_ERR_REVOKED, memory_order_release);
+        atomic_store_explicit(&a->abort, status, memory_order_release);
         duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[r]])->doorbell);
     }
-    duet_cuda_set_abort(c, DUET_ERR_REVOKED);
-    DUET_LOG(INFO, INIT, "duet_comm_revoke: rank %d revoked its communicator of %d ranks", c->rank, c->size);
+    duet_cuda_set_abort(c, status);
+    DUET_LOG(INFO, INIT, "rank %d revoked its communicator of %d ranks (%s)", c->rank, c->size,
+             duet_status_str(status));
+}
+
+duet_status_t duet_comm_revoke(duet_comm_t c)
+{
+    duet_status_t st = duet_comm_check(c, "duet_comm_revoke");
+    if (st) return st;
+    duet_comm_revoke_status_(c, DUET_ERR_REVOKED);
     return DUET_OK;
 }
 
@@ -355,6 +361,12 @@ duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
     if (status == DUET_ERR_REVOKED)
         return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator was revoked by %s (duet_comm_shrink "
                               "gives a new one)", fn,
+                              duet_comm_rank_name(c, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
+                                                                          memory_order_relaxed) - 1,
+                                                  name, sizeof name));
+    if (status == DUET_ERR_INVALID_ARG) /* the collectives' word for mismatched calls (coll/duet_coll_sig.h) */
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the communicator was revoked by %s, which found that "
+                              "the ranks made different collective calls (duet_comm_shrink gives a new one)", fn,
                               duet_comm_rank_name(c, atomic_load_explicit(&duet_comm_ft(c)->revoked_by,
                                                                           memory_order_relaxed) - 1,
                                                   name, sizeof name));

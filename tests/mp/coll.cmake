@@ -92,3 +92,32 @@ foreach(n 1 2 3 4 5 8)
     set_tests_properties(mp.test_coll_lane.${mode}.${n} PROPERTIES LABELS mp TIMEOUT 120)
   endforeach()
 endforeach()
+
+# test_coll_mismatch: mismatched collective calls (count, datatype, op, root) fail on every rank
+# with DUET_ERR_INVALID_ARG naming both ranks and the field, and revoke the communicator; the
+# tuner's choice, forced algorithms, and buffers in the heap (sends by reference). Its waits end
+# well before DUET_WAIT_TIMEOUT (a timeout there is a failure of the test).
+function(duet_mismatch_test_ name)
+  cmake_parse_arguments(T "" "" "RANKS;ENV" ${ARGN})
+  set(xs -x DUET_WAIT_TIMEOUT=20)
+  foreach(e ${T_ENV})
+    list(APPEND xs -x ${e})
+  endforeach()
+  foreach(n ${T_RANKS})
+    add_test(NAME mp.test_coll_mismatch.${name}.${n}
+             COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 150 ${xs} $<TARGET_FILE:test_coll_mismatch>)
+    set_tests_properties(mp.test_coll_mismatch.${name}.${n} PROPERTIES LABELS mp TIMEOUT 180)
+  endforeach()
+endfunction()
+duet_mismatch_test_(tuned RANKS 2 3 4 5)
+duet_mismatch_test_(heap RANKS 2 3 4 5 ENV TEST_MISMATCH_HEAP=1)
+foreach(algo allreduce:ring allreduce:tree allreduce:dbtree allreduce:rd allreduce:oneshot allreduce:twoshot
+             broadcast:chain reduce:chain allgather:ring allgather:direct reducescatter:ring reducescatter:direct)
+  string(REPLACE ":" "-" tag ${algo})
+  duet_mismatch_test_(${tag} RANKS 3 4 ENV DUET_ALGO=${algo})
+endforeach()
+foreach(algo allgather:rd reducescatter:rhd) # powers of two only
+  string(REPLACE ":" "-" tag ${algo})
+  duet_mismatch_test_(${tag} RANKS 2 4 ENV DUET_ALGO=${algo})
+endforeach()
+duet_mismatch_test_(small-chunks RANKS 3 5 ENV DUET_COLL_CHUNK=64 DUET_COLL_SLOTS=2)

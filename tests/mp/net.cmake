@@ -3,7 +3,7 @@
 # needed). Only in builds with UCX: elsewhere DUET_NET=force is refused at init. The
 # collectives over net channels: test_coll with the tuner's choice and with each algorithm
 # forced (3 ranks: not a power of two), in the heap (nothing may go by reference to a net
-# peer), test_coll_group, test_coll_lane (also forced onto the lane at 4), test_comm (several
+# peer), test_coll_group, test_coll_lane (also forced onto the lane at 4), test_coll_mismatch, test_comm (several
 # heaps in turn: each wait progresses every heap's worker), test_stress; the hierarchical
 # algorithms on faked hosts (DUET_COLL_RANKS_PER_HOST).
 if(NOT DUET_HAVE_UCX)
@@ -46,6 +46,11 @@ duet_net_force_test_(test_coll.hosts2-hier test_coll 3 ENV DUET_ALGO=allreduce:h
 duet_net_force_test_(test_coll_group test_coll_group 3)
 duet_net_force_test_(test_coll_lane test_coll_lane 3)
 duet_net_force_test_(test_coll_lane.oneshot test_coll_lane 4 ENV DUET_ALGO=allreduce:oneshot)
+# mismatched calls with every other rank over the net: caught by the messages' signatures (a
+# mismatch that sends a net peer nothing ends at DUET_WAIT_TIMEOUT: test_coll_mismatch's
+# cases all send to every rank they involve)
+duet_net_force_test_(test_coll_mismatch test_coll_mismatch 2)
+duet_net_force_test_(test_coll_mismatch test_coll_mismatch 3)
 duet_net_force_test_(test_comm test_comm 3)
 duet_net_force_test_(test_stress test_stress 3)
 # revoke, agree and shrink with every member over the net transport (duet_comm_ft_net.c's

@@ -1,0 +1,142 @@
+/*
+ * duet_coll_sig.h — call signatures: ranks that make different collective calls are caught.
+ *
+ * Every rank must call the same collectives with the same arguments in the same order. A
+ * call's signature is its number on the communicator (one counter per communicator, bumped by
+ * every collective, host or GPU; the members of a group each count) and a 32-bit hash of its
+ * kind, count, datatype, op and root. It is checked in three places:
+ *
+ *   1. every message carries it: a channel slot's header and a lane line hold the call number
+ *      beside the message number (seq word: call << 32 | message) and the hash beside the
+ *      length, so the check reads the cache line the receiver reads anyway;
+ *   2. every rank publishes its current call in a line of its own channel block (two local
+ *      stores per call in a loop of like calls; after the call's first messages are out), a
+ *      history of DUET_SIG_HISTORY calls by call number:
+ *
+ *        line[call % H] = {call, first call of its group, hash, kind, count, datatype, op, root}
+ *
+ *      a rank that waits for a mapped peer looks at the peer's line for the same call (after the
+ *      first spins, every few turns): other arguments are a mismatch at once, whatever path
+ *      (lane, channel ring, tree, by reference) each side took; a peer that has started a later
+ *      run of calls while the message I wait for is still missing (seen twice, with a sweep of
+ *      the channels between) has left the call without sending it: a mismatch too;
+ *   3. the latency lane's lines carry it like channel slots.
+ *
+ * Send and receive are not collectives: their signature is the operation's number on its link
+ * (the n-th send to a peer matches the n-th receive from it) and a hash of its size in bytes
+ * (count x the datatype's size: datatypes of one size are not told apart, bytes are bytes).
+ *
+ * A mismatch found anywhere makes every rank fail: the finder writes a report (one line of
+ * text naming both ranks and the differing field) into every member's report line of its own,
+ * then revokes the communicator with DUET_ERR_INVALID_ARG in the abort words; every wait on it
+ * ends with that status and the report as its message, and every later call fails at entry.
+ * duet_comm_shrink gives a new communicator. A peer reached over the net transport has no
+ * mapped block: its messages' signatures are checked, and a wait of 50 ms or more reads its
+ * published line with a get (other arguments for the same call are a mismatch); one that has
+ * gone past my call without sending what I wait for is not told from one whose last put is
+ * still on its way, so that wait ends at DUET_WAIT_TIMEOUT.
+ */
+#ifndef DUET_COLL_SIG_H
+#define DUET_COLL_SIG_H
+
+#include "coll/duet_coll.h"
+
+#define DUET_SIG_HISTORY 8   /* published calls per rank */
+#define DUET_SIG_REPORT 256  /* bytes of one report */
+
+/* A published call (one cache line of the publisher's channel block). */
+typedef struct duet_coll_sig_line {
+    _Atomic uint64_t call; /* the call's number, stored last (0: none yet) */
+    uint64_t first;        /* the first call of the run it is part of (a group runs several) */
+    uint64_t count;
+    uint32_t hash;
+    int32_t kind, dt, op, root;
+    char pad[DUET_CACHELINE - 44];
+} duet_coll_sig_line_t;
+
+typedef struct {
+    _Atomic uint64_t set; /* 1 once text is written */
+    char text[DUET_SIG_REPORT - sizeof(uint64_t)];
+} duet_coll_sig_report_t;
+
+/* Bytes of a channel block for the published lines and the reports of n ranks. */
+static inline size_t duet_coll_sig_bytes(int nranks)
+{
+    return DUET_SIG_HISTORY * sizeof(duet_coll_sig_line_t) + (size_t)nranks * sizeof(duet_coll_sig_report_t);
+}
+
+static inline int duet_coll_sig_reduces_(duet_coll_kind_t k)
+{
+    return k == DUET_COLL_ALLREDUCE || k == DUET_COLL_REDUCE || k == DUET_COLL_REDUCE_SCATTER;
+}
+static inline int duet_coll_sig_rooted_(duet_coll_kind_t k) { return k == DUET_COLL_BROADCAST || k == DUET_COLL_REDUCE; }
+
+/* The hash of a call's arguments (op and root as the call's kind uses them): the small fields
+ * packed in one word (kind < 256, datatype < 256, op < 256, root), folded with the count by two
+ * multiplications (a nanosecond: it is on the latency lane's path). */
+static inline uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, duet_datatype_t dt, duet_op_t op,
+                                          int root)
+{
+    uint64_t w = (uint64_t)(uint32_t)(duet_coll_sig_rooted_(kind) ? root : -1) << 32 |
+                 (uint64_t)((uint32_t)dt & 0xff) << 16 |
+                 (uint64_t)((uint32_t)(duet_coll_sig_reduces_(kind) ? (int)op : 0xff) & 0xff) << 8 | (uint64_t)kind;
+    uint64_t h = ((uint64_t)count * 0x9e3779b97f4a7c15ull ^ w) * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/* Publishes call number `call` (part of the run that starts at `first`) in my channel block. A
+ * line that already holds these arguments (a loop of like calls: the line of H calls ago) only
+ * gets the new numbers; else its number is zeroed before the fields change, so a reader (which
+ * reads the number before and after the fields) never mixes two calls' fields. */
+static inline void duet_coll_sig_publish(duet_comm_t c, uint64_t call, uint64_t first, duet_coll_kind_t kind,
+                                         size_t count, duet_datatype_t dt, duet_op_t op, int root, uint32_t hash)
+{
+    duet_coll_sig_line_t *l = c->chan->sig_mine + call % DUET_SIG_HISTORY;
+    if (l->hash != hash || l->count != count || l->kind != (int32_t)kind || l->dt != (int32_t)dt ||
+        l->op != (int32_t)op || l->root != root) {
+        atomic_store_explicit(&l->call, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        l->count = count;
+        l->hash = hash;
+        l->kind = (int32_t)kind, l->dt = (int32_t)dt, l->op = (int32_t)op, l->root = root;
+    }
+    l->first = first;
+    atomic_store_explicit(&l->call, call, memory_order_release);
+}
+
+/* Whether a wait that has made `turns` turns should look at its peers' published calls now:
+ * spinning, after 4096 turns (tens of microseconds: a look makes the peer's next publication a
+ * cache miss) and every 512; else (yielding or sleeping turns) every 16. */
+static inline int duet_coll_sig_due(const duet_waiter_t *w, int spinning)
+{
+    return spinning ? w->turns >= 4096 && (w->turns & 511) == 0 : w->turns >= 64 && (w->turns & 15) == 0;
+}
+
+/* Whether a wait should look at a peer over the net transport now (a get, tens of microseconds:
+ * only once the wait has lasted 50 ms, at the turns duet_coll_sig_due picks). */
+static inline int duet_coll_sig_net_due(const duet_waiter_t *w)
+{
+    return w->start_ns && duet_time_ns() - w->start_ns > 50000000ull;
+}
+
+/* Looks at `peer` while I wait for it in collective call `call`: DUET_OK (go on waiting;
+ * *past = 1 when the peer, mapped, has started a run of calls after mine) or, when its
+ * published call of that number has other arguments, the mismatch (reported, revoked). A net
+ * peer's line is read with a get, and only its arguments are compared. */
+duet_status_t duet_coll_sig_check_peer(duet_comm_t c, int peer, uint64_t call, int *past);
+
+/* A message from `peer` whose signature or length (got) is not that of my call `want` (a
+ * collective, or a send / receive) of `want_len` bytes: reported (the peer's published call of
+ * that number names the field) and revoked; returns DUET_ERR_INVALID_ARG. */
+duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, const duet_coll_call_t *want,
+                                        const duet_chan_got_t *got, uint64_t want_len);
+
+/* The peer has left my call `call` without the message I wait for (seen twice). */
+duet_status_t duet_coll_sig_peer_left(duet_comm_t c, int peer, uint64_t call);
+
+/* After a call `fn` on c failed with st: when c was revoked for a mismatch, the error message
+ * becomes its report ("fn: rank 0 called allreduce with count 4, rank 1 with 8 (call #7): ..."),
+ * the same on every rank, and 1 is returned; else 0 (the message is left as it is). */
+int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn);
+
+#endif
