@@ -82,9 +82,9 @@ static void matched_allreduce(duet_comm_t c, uint64_t key, const char *what, int
     EXPECT(bad == 0, "%s: %ld of %d elements of the matched allreduce are wrong", what, bad, N);
 }
 
-/* One rank's part of collective `coll`, with (count, dt, op, root) as given. */
-static duet_status_t call(duet_comm_t c, int coll, const void *s, void *r, size_t n, duet_datatype_t dt, duet_op_t op,
-                          int root)
+/* One rank's part of collective `coll` (not a group), with (count, dt, op, root) as given. */
+static duet_status_t call1(duet_comm_t c, int coll, const void *s, void *r, size_t n, duet_datatype_t dt, duet_op_t op,
+                           int root)
 {
     switch (coll) {
     case AR: return duet_allreduce(s, r, n, dt, op, c, NULL);
@@ -92,16 +92,31 @@ static duet_status_t call(duet_comm_t c, int coll, const void *s, void *r, size_
     case RD: return duet_reduce(s, r, n, dt, op, root, c, NULL);
     case AG: return duet_allgather(s, r, n, dt, c, NULL);
     case RS: return duet_reduce_scatter(s, r, n, dt, op, c, NULL);
-    case A2A: return duet_alltoall(s, r, n, dt, c, NULL);
-    default: { /* a group: the allreduce carries the odd field, the allgather is matched */
-        duet_status_t st = duet_group_start(), st2;
-        if (st == DUET_OK) st = duet_allreduce(s, r, n, dt, op, c, NULL);
-        st2 = duet_allgather(s, (char *)r + n * 4, 1, DUET_INT32, c, NULL);
-        if (st == DUET_OK) st = st2;
-        st2 = duet_group_end();
-        return st ? st : st2;
+    default: return duet_alltoall(s, r, n, dt, c, NULL); /* A2A */
     }
+}
+
+/* One rank's part of collective `coll`, with (count, dt, op, root) as given; msg gets the message
+ * of the call that failed (a group's: of its first failing call, since the calls after it that
+ * succeed, duet_group_end included, clear the thread's last error). */
+static duet_status_t call(duet_comm_t c, int coll, const void *s, void *r, size_t n, duet_datatype_t dt, duet_op_t op,
+                          int root, char *msg, size_t msg_len)
+{
+    if (coll != GRP) {
+        duet_status_t st = call1(c, coll, s, r, n, dt, op, root);
+        snprintf(msg, msg_len, "%s", duet_last_error());
+        return st;
     }
+    /* a group: the allreduce carries the odd field, the allgather is matched */
+    duet_status_t st = duet_group_start(), st2;
+    if (st == DUET_OK) st = duet_allreduce(s, r, n, dt, op, c, NULL);
+    snprintf(msg, msg_len, "%s", duet_last_error());
+    st2 = duet_allgather(s, (char *)r + n * 4, 1, DUET_INT32, c, NULL);
+    if (st == DUET_OK && st2 != DUET_OK) snprintf(msg, msg_len, "%s", duet_last_error());
+    if (st == DUET_OK) st = st2;
+    st2 = duet_group_end();
+    if (st == DUET_OK && st2 != DUET_OK) snprintf(msg, msg_len, "%s", duet_last_error());
+    return st ? st : st2;
 }
 
 /* Runs one mismatched case on c; returns the next case's communicator (shrunk from c). */
@@ -130,10 +145,9 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
     for (size_t i = 0; i < sb; i++) s[i] = (char)(i * 7 + (size_t)me);
     memset(r, 0x5a, rb);
     double t0 = now_s();
-    duet_status_t st = call(c, coll, s, r, n, dt, op, root);
-    double took = now_s() - t0;
     char msg[512];
-    snprintf(msg, sizeof msg, "%s", duet_last_error());
+    duet_status_t st = call(c, coll, s, r, n, dt, op, root, msg, sizeof msg);
+    double took = now_s() - t0;
     /* may return OK: a rank that only sends, by its own arguments; or a broadcast's receiver that
      * the odd rank's messages do not reach (another subtree): then with the root's data */
     int sender_only = (coll == BC && me == root) || (coll == RD && me != root);
