@@ -242,7 +242,7 @@ duet_status_t duet_coll_sig_bad_message(duet_comm_t c, int peer, const duet_coll
 
 int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn)
 {
-    if (st != DUET_ERR_INVALID_ARG || !c || c->magic != DUET_COMM_MAGIC || !c->chan) return 0;
+    if (st != DUET_ERR_INVALID_ARG || !duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC || !c->chan) return 0;
     if (atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire) != DUET_ERR_INVALID_ARG) return 0;
     duet_coll_chan_t *ch = c->chan;
     const duet_coll_sig_report_t *best = NULL;
