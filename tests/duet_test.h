@@ -386,6 +386,25 @@ static inline int dt_error_primed(void) { return strcmp(duet_last_error(), DT_PR
 /* ------------------------------------------------------------------------------------
  * Odds and ends
  * ------------------------------------------------------------------------------------ */
+/* Writes `text` to DIR/WHAT.RANK atomically (a dot-file renamed into place), so a reader
+ * polling for the name never sees it half written. */
+static inline void dt_write_rank_file(const char *dir, const char *what, int rank, const char *text)
+{
+    char tmp[600], path[600];
+    snprintf(tmp, sizeof tmp, "%s/.%s.%d", dir, what, rank);
+    snprintf(path, sizeof path, "%s/%s.%d", dir, what, rank);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0 && rename(tmp, path) == 0, "cannot write %s", path);
+}
+
+/* This program's own path (a test that is its own driver runs itself under duetrun). */
+static inline void dt_self_exe(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    CHECK(n > 0, "readlink /proc/self/exe");
+    out[n] = '\0';
+}
+
 static inline double now_s(void)
 {
     struct timespec ts;

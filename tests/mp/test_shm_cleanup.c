@@ -301,9 +301,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--duetrun")) {
         char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        CHECK(n > 0, "readlink /proc/self/exe");
-        self[n] = '\0';
+        dt_self_exe(self, sizeof self);
         return driver(argv[2], self);
     }
     if (argc < 2) {

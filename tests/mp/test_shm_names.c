@@ -112,15 +112,6 @@ static int my_segment_names(FILE *out)
     return seen.n;
 }
 
-static void write_file(const char *dir, const char *what, int rank, const char *text)
-{
-    char tmp[600], path[600];
-    snprintf(tmp, sizeof tmp, "%s/.%s.%d", dir, what, rank);
-    snprintf(path, sizeof path, "%s/%s.%d", dir, what, rank);
-    FILE *f = fopen(tmp, "w");
-    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0 && rename(tmp, path) == 0, "cannot write %s", path);
-}
-
 static int rank_main(const char *dir)
 {
     const char *secret = getenv("DUET_JOB_SECRET");
@@ -155,7 +146,7 @@ static int rank_main(const char *dir)
         free(now.name[i]);
     }
     snprintf(text, sizeof text, "%s %s\n", secret, id_hex);
-    write_file(dir, "secret", me, text);
+    dt_write_rank_file(dir, "secret", me, text);
     char maps[8192] = "";
     FILE *m = fmemopen(maps, sizeof maps - 1, "w");
     CHECK(m, "fmemopen");
@@ -164,7 +155,7 @@ static int rank_main(const char *dir)
     /* its own segment it mapped before naming it (/dev/shm/#<inode>): its peers' are named */
     EXPECT(named >= 2 * (n - 1), "this rank maps %d named segments, want %d (its peers' in the world and in the "
            "unique-id communicator)", named, 2 * (n - 1));
-    write_file(dir, "maps", me, maps);
+    dt_write_rank_file(dir, "maps", me, maps);
     CHECK_OK(duet_barrier(w));
     CHECK_OK(duet_comm_destroy(t));
     CHECK_OK(duet_comm_destroy(c));
@@ -346,9 +337,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--duetrun")) {
         char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        CHECK(n > 0, "readlink /proc/self/exe");
-        self[n] = '\0';
+        dt_self_exe(self, sizeof self);
         watch_t *wt = watch_start();
         job(wt, argv[2], self);
         watch_end(wt);

@@ -47,15 +47,6 @@ int ftruncate(int fd, off_t length)
     return (int)syscall(SYS_ftruncate, fd, length);
 }
 
-static void write_file(const char *dir, const char *what, int rank, const char *text)
-{
-    char tmp[600], path[600];
-    snprintf(tmp, sizeof tmp, "%s/.%s.%d", dir, what, rank);
-    snprintf(path, sizeof path, "%s/%s.%d", dir, what, rank);
-    FILE *f = fopen(tmp, "w");
-    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0 && rename(tmp, path) == 0, "cannot write %s", path);
-}
-
 static int rank_main(const char *mode, const char *dir)
 {
     const char *secret = getenv("DUET_JOB_SECRET");
@@ -64,7 +55,7 @@ static int rank_main(const char *mode, const char *dir)
     dt_set_rank(me, 0);
     char text[64];
     snprintf(text, sizeof text, "%s %d\n", secret, (int)getpid());
-    write_file(dir, "rank", me, text);
+    dt_write_rank_file(dir, "rank", me, text);
     setenv("DUET_SYMMETRIC_SIZE", "4M", 1);
     setenv("DUET_BOOTSTRAP_TIMEOUT", "100", 1); /* a stalled job waits until it is killed */
     if (!strcmp(mode, "stall") && me == 2) stall_in_ftruncate = 1;
@@ -254,9 +245,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--duetrun")) {
         char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        CHECK(n > 0, "readlink /proc/self/exe");
-        self[n] = '\0';
+        dt_self_exe(self, sizeof self);
         return driver(argv[2], self);
     }
     if (argc == 3) return rank_main(argv[1], argv[2]);
