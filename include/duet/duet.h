@@ -456,7 +456,14 @@ duet_status_t duet_barrier_all(void);
  * checked by its messages and, in waits of 50 ms or more, by its published call; one that left
  * the call without sending what this rank waits for ends the wait at DUET_WAIT_TIMEOUT.
  * Send and receive must agree on the size in bytes; the n-th send to a peer meets the n-th
- * receive from it, or the same revoke follows. GPU buffers are not checked yet. In place: pass sendbuf == recvbuf (for allgather, sendbuf at
+ * receive from it, or the same revoke follows. On GPU buffers the same holds, asynchronously:
+ * a call is compared when it is queued with what its neighbouring ranks queued under that
+ * number (the later of two that differ fails there), its kernels carry the signature too (a
+ * message or flag of another call is a mismatch, never data), and what a kernel finds comes
+ * back as DUET_ERR_INVALID_ARG with the same message at the next call on the communicator or
+ * at duet_comm_status, after cudaStreamSynchronize — on every rank, the finder's revoke
+ * reaching the others; the receive buffers of the failed call hold no result. Sends and
+ * receives on GPU buffers are told from collectives, but not by size. In place: pass sendbuf == recvbuf (for allgather, sendbuf at
  * recvbuf + rank * count elements; for reduce-scatter, recvbuf at sendbuf + rank * count).
  *
  * `stream`: NULL for host buffers — the call returns when this rank's part is complete (its

@@ -43,6 +43,7 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
 {
     duet_status_t st = duet_comm_check_usable(c, fn);
     if (st) return st;
+    if (c->async_failure && (st = c->async_failure(c, fn))) return st; /* a GPU kernel's finding */
     if (duet_datatype_size(dt) == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: datatype %d is not a duet_datatype_t", fn, (int)dt);
     if (reduces(kind) && ((int)op < 0 || op >= DUET_OP_COUNT))
@@ -185,6 +186,26 @@ static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t firs
     call->pub.root = o->root;
 }
 
+duet_status_t duet_coll_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                     duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn)
+{
+    duet_coll_op_t o = {.comm = c, .kind = DUET_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                        .count = count, .dt = dt, .op = op, .fn = fn, .may_lane = 1};
+    duet_status_t st = op_prepare(&o);
+    if (st) return st;
+    if (o.lane) {
+        st = duet_coll_lane_allreduce_as(c, sendbuf, recvbuf, count, dt, op, as, fn);
+    } else { /* numbered and published as the call it serves */
+        o.call.call_no = as->call;
+        o.call.hash = as->hash;
+        o.call.pub.first = as->first, o.call.pub.count = as->count;
+        o.call.pub.kind = as->kind, o.call.pub.dt = as->dt, o.call.pub.op = as->op, o.call.pub.root = as->root;
+        if ((st = duet_coll_execute(c, o.plan, &o.call, 1, fn)) == DUET_OK) op_finish(&o);
+    }
+    op_release(&o);
+    return st;
+}
+
 /* The error of call fn on c: a mismatch's report when c was revoked for one, else a breadcrumb. */
 static duet_status_t failed(duet_comm_t c, duet_status_t st, const char *fn)
 {
@@ -205,9 +226,8 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
                                reduces(o->kind) ? o->op : DUET_SUM, o->root,
                                is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
                                            o->count * duet_datatype_size(o->dt)),
-                               where, o->stream, o->fn};
-    if ((st = duet_cuda_coll_run(c, &k))) return failed(c, st, o->fn);
-    if (o->kind != DUET_COLL_SEND && o->kind != DUET_COLL_RECV) c->coll_calls++; /* counted as the host's */
+                               where, o->stream, o->fn, 0, 0};
+    if ((st = duet_cuda_coll_run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
     return duet_error_ok(DUET_OK);
 }
 
@@ -289,7 +309,8 @@ static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t 
            !atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) &&
            c->lane_hit.dt == (int)dt && c->lane_hit.in_place == (sendbuf == recvbuf) &&
            c->lane_hit.epoch == c->tune_epoch && sendbuf && recvbuf && !stream && (unsigned)op < DUET_OP_COUNT &&
-           duet_coll_group_depth() == 0 && !duet_log_enabled(DUET_LOG_INFO, DUET_SUBSYS_TUNE);
+           duet_coll_group_depth() == 0 && !duet_log_enabled(DUET_LOG_INFO, DUET_SUBSYS_TUNE) &&
+           (!c->async_failure || c->async_failure(c, "duet_allreduce") == DUET_OK);
 }
 
 duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,

@@ -54,11 +54,17 @@ static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, in
 duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
                                        duet_datatype_t dt, duet_op_t op, const char *fn)
 {
+    return duet_coll_lane_allreduce_as(c, sendbuf, recvbuf, count, dt, op, NULL, fn);
+}
+
+duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                          duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn)
+{
     duet_coll_chan_t *ch = c->chan;
     int n = c->size;
     size_t bytes = count * duet_datatype_size(dt);
-    uint64_t k = ++ch->lane_calls, call = ++c->coll_calls;
-    uint32_t hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
+    uint64_t k = ++ch->lane_calls, call = as ? as->call : ++c->coll_calls;
+    uint32_t hash = as ? as->hash : duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
     uint64_t seq = duet_chan_seq((uint32_t)call, k);
     char mine[DUET_LANE_BYTES]; /* a copy: in place, recvbuf is written before the input is used */
     memcpy(mine, sendbuf, bytes);
@@ -81,7 +87,9 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
     }
     /* published after my lines are out: a line a waiting peer has read costs its next store a
      * miss, which must not hold back the stores of my input behind it */
-    duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
+    if (as) duet_coll_sig_publish(c, call, as->first, (duet_coll_kind_t)as->kind, as->count, (duet_datatype_t)as->dt,
+                                  (duet_op_t)as->op, as->root, hash);
+    else duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
     /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
     duet_op_t step = op == DUET_AVG ? DUET_SUM : op;
     int wide = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
@@ -103,8 +111,12 @@ duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void 
             duet_coll_call_t want;
             memset(&want, 0, sizeof want);
             want.call_no = call, want.hash = hash;
-            want.pub.first = call, want.pub.count = count, want.pub.kind = DUET_COLL_ALLREDUCE;
+            want.pub.first = as ? as->first : call, want.pub.count = count, want.pub.kind = DUET_COLL_ALLREDUCE;
             want.pub.dt = (int32_t)dt, want.pub.op = (int32_t)op;
+            if (as) {
+                want.pub.count = as->count, want.pub.kind = as->kind, want.pub.dt = as->dt, want.pub.op = as->op;
+                want.pub.root = as->root;
+            }
             return duet_coll_sig_bad_message(c, p, &want, &bad, bytes);
         }
     }

@@ -28,6 +28,7 @@
 #define DUET_COLL_LANE_H
 
 #include "coll/duet_coll.h"
+#include "coll/duet_coll_sig.h"
 
 #define DUET_LANE_BYTES 48 /* payload of one line */
 
@@ -53,5 +54,9 @@ static inline int duet_coll_lane_fits(size_t count, duet_datatype_t dt)
  * end. sendbuf == recvbuf (in place) is allowed. */
 duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
                                        duet_datatype_t dt, duet_op_t op, const char *fn);
+/* The same under another call's signature (duet_coll_allreduce_as): numbered and published as
+ * that call. */
+duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                          duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn);
 
 #endif

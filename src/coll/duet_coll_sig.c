@@ -262,3 +262,48 @@ int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn)
                    "(duet_comm_shrink gives a new one)", fn, text, by);
     return 1;
 }
+
+duet_status_t duet_coll_sig_post(duet_comm_t c, const duet_coll_sig_t *sig)
+{
+    duet_coll_sig_publish(c, sig->call, sig->first, (duet_coll_kind_t)sig->kind, sig->count, (duet_datatype_t)sig->dt,
+                          (duet_op_t)sig->op, sig->root, sig->hash);
+    if (c->size < 2 || !duet_cfg()->test_sig_post) return DUET_OK;
+    duet_coll_sig_line_t mine, theirs;
+    char text[512];
+    int nb[2] = {(c->rank + c->size - 1) % c->size, (c->rank + 1) % c->size};
+    for (int i = 0; i < (nb[0] == nb[1] ? 1 : 2); i++) {
+        if (!c->chan->peer_block[nb[i]] || !read_line(c, nb[i], sig->call, &theirs)) continue;
+        if (read_line(c, c->rank, sig->call, &mine) && field_text(c->rank, &mine, nb[i], &theirs, sig->call, text, sizeof text))
+            return fail(c, text);
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_coll_sig_gpu_found(duet_comm_t c, int peer, uint64_t call, uint64_t mine, uint64_t theirs)
+{
+    duet_coll_sig_line_t ml, tl;
+    char text[512], what[64];
+    /* the call the word came from (its 64-bit number near mine), then mine: the first of them
+     * whose published lines both ranks still have, and differ, names the field */
+    uint64_t from = call + (uint64_t)(int64_t)(int32_t)((uint32_t)(theirs >> 32) - (uint32_t)call);
+    uint64_t tries[2] = {from, call};
+    for (int i = 0; i < (from == call || !mine ? 1 : 2); i++)
+        if (theirs && read_line(c, c->rank, tries[i], &ml) && await_line(c, peer, tries[i], &tl) &&
+            field_text(c->rank, &ml, peer, &tl, tries[i], text, sizeof text))
+            return fail(c, text);
+    if (!read_line(c, c->rank, call, &ml)) memset(&ml, 0, sizeof ml);
+    call_text(&ml, what, sizeof what);
+    if (!mine)
+        snprintf(text, sizeof text, "rank %d's message of its GPU collective call #%llu reached rank %d in a send / "
+                 "receive", peer, (unsigned long long)from, c->rank);
+    else if (!theirs)
+        snprintf(text, sizeof text, "rank %d's message of a send / receive reached rank %d in GPU collective call "
+                 "#%llu (%s)", peer, c->rank, (unsigned long long)call, what);
+    else if (from != call)
+        snprintf(text, sizeof text, "rank %d's message of its GPU call #%llu reached rank %d in call #%llu (%s)", peer,
+                 (unsigned long long)from, c->rank, (unsigned long long)call, what);
+    else
+        snprintf(text, sizeof text, "rank %d's GPU call #%llu has arguments other than rank %d's (%s): count, "
+                 "datatype, op or root differ", peer, (unsigned long long)call, c->rank, what);
+    return fail_unnamed(c, text);
+}

@@ -30,7 +30,16 @@
  * text naming both ranks and the differing field) into every member's report line of its own,
  * then revokes the communicator with DUET_ERR_INVALID_ARG in the abort words; every wait on it
  * ends with that status and the report as its message, and every later call fails at entry.
- * duet_comm_shrink gives a new communicator. A peer reached over the net transport has no
+ * duet_comm_shrink gives a new communicator.
+ *
+ * GPU collectives (src/cuda) are numbered on the same counter and publish their line on the
+ * host when they are queued (duet_coll_sig_post, which also compares the ring neighbours'
+ * lines of that number: the later of two ranks that differ finds it at once); a host exchange
+ * such a call makes (duet_coll_allreduce_as) runs under the call's own signature, and the
+ * kernels carry it as well (src/cuda/duet_cuda_sig_kern.h); what they find comes back here
+ * (duet_coll_sig_gpu_found).
+ *
+ * A peer reached over the net transport has no
  * mapped block: its messages' signatures are checked, and a wait of 50 ms or more reads its
  * published line with a get (other arguments for the same call are a mismatch); one that has
  * gone past my call without sending what I wait for is not told from one whose last put is
@@ -58,6 +67,16 @@ typedef struct {
     _Atomic uint64_t set; /* 1 once text is written */
     char text[DUET_SIG_REPORT - sizeof(uint64_t)];
 } duet_coll_sig_report_t;
+
+/* A collective call's signature as its caller made it: its number, and what is hashed and
+ * published (op and root as in duet_coll_sig_hash: ignored where the kind has none). */
+typedef struct {
+    uint64_t call;
+    uint64_t first; /* the first call of the run it is part of (a group's calls are one run) */
+    uint64_t count;
+    uint32_t hash;
+    int32_t kind, dt, op, root;
+} duet_coll_sig_t;
 
 /* Bytes of a channel block for the published lines and the reports of n ranks. */
 static inline size_t duet_coll_sig_bytes(int nranks)
@@ -138,5 +157,24 @@ duet_status_t duet_coll_sig_peer_left(duet_comm_t c, int peer, uint64_t call);
  * becomes its report ("fn: rank 0 called allreduce with count 4, rank 1 with 8 (call #7): ..."),
  * the same on every rank, and 1 is returned; else 0 (the message is left as it is). */
 int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn);
+
+/* A GPU collective's signature, numbered by its caller: published as my call sig->call (part
+ * of the run that starts at sig->first: the calls of a GPU group are published when they are
+ * queued, all before the first runs, so a peer must not take the later ones as my having left
+ * the first), then compared with the lines my ring neighbours (rank - 1, rank + 1, when mapped)
+ * have published for that number, if they have: other arguments are reported and c revoked
+ * (DUET_ERR_INVALID_ARG, the message set); else DUET_OK. Two loads when they have not. */
+duet_status_t duet_coll_sig_post(duet_comm_t c, const duet_coll_sig_t *sig);
+
+/* What a GPU kernel of call `call` found (src/cuda/duet_cuda_sig_kern.h): `theirs` from
+ * `peer` where my word `mine` was due. Reported (naming the field when both ranks' published
+ * calls of that number are still to be read) and c revoked; returns DUET_ERR_INVALID_ARG. */
+duet_status_t duet_coll_sig_gpu_found(duet_comm_t c, int peer, uint64_t call, uint64_t mine, uint64_t theirs);
+
+/* An allreduce on host memory (in place allowed) that runs under another call's signature:
+ * the exchange a GPU collective makes on the host is that call, not one of its own, so a
+ * peer that made another call is caught in it. Not in a group. */
+duet_status_t duet_coll_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                     duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn);
 
 #endif

@@ -61,6 +61,10 @@ struct duet_comm {
     duet_coll_model_t gpu_model; /* the GPU executor's (src/cuda/duet_cuda_calib.c), once gpu_model_ready */
     int gpu_model_ready;
     struct duet_cuda_comm *cuda; /* the device handle's state (duet_device_comm_get), or NULL */
+    /* set by a backend whose work fails after its call has returned (a GPU kernel's finding):
+     * that failure as fn's error (reported, revoking c where it must), else DUET_OK. Asked by
+     * duet_comm_status and at the entry of the collectives. NULL: none. */
+    duet_status_t (*async_failure)(duet_comm_t c, const char *fn);
     int check_bounds;      /* DUET_CHECK_BOUNDS: one-sided ranges must lie in one live block */
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;

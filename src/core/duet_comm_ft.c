@@ -345,6 +345,7 @@ duet_status_t duet_comm_status(duet_comm_t c)
     duet_status_t st = duet_comm_check(c, "duet_comm_status");
     if (st) return st;
     duet_ft_net_refresh(c); /* an operation may have seen a net peer's failure first */
+    if (c->async_failure && (st = c->async_failure(c, "duet_comm_status"))) return st; /* a kernel's finding */
     int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
     if (a) return duet_comm_unusable_(c, "duet_comm_status", a);
     char name[96];

@@ -50,6 +50,7 @@
 #include <cuda_runtime_api.h>
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_dtype.h"
+#include "coll/duet_coll_sig.h"
 #include "coll/duet_coll_sim.h"
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
@@ -79,7 +80,7 @@ void duet_cuda_coll_release(void *state)
     if (!s) return;
     if (s->have_last) (void)cudaEventSynchronize(s->last); /* nothing may still use the scratch */
     if (s->last) cudaEventDestroy(s->last);
-    if (s->status_host) cudaFreeHost((void *)s->status_host);
+    if (s->fail_host) cudaFreeHost((void *)s->fail_host);
     duet_cuda_exec_release(s);
     (void)cudaGetLastError();
     free(s); /* the scratch goes with the heap, which this root communicator owns */
@@ -105,6 +106,21 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
     int where = (is_device(c, sendbuf) ? DUET_CUDA_SEND_DEVICE : 0) |
                 (is_device(c, recvbuf) ? DUET_CUDA_RECV_DEVICE : 0);
     return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;
+}
+
+/* c's async_failure hook: a mismatch one of c's kernels found (reported and c revoked the first
+ * time: duet_cuda_coll_failure), or c's revoke for one another rank found; DUET_OK otherwise,
+ * also after a kernel's other failures (a timeout, a dead peer: the GPU collectives refuse to
+ * run, the rest of c goes on as before). */
+static duet_status_t mismatch_found(duet_comm_t c, const char *fn)
+{
+    const coll_state_t *s = c->cuda ? c->cuda->coll : NULL;
+    if (!s) return DUET_OK;
+    int32_t failed = __atomic_load_n(&s->fail_host->status, __ATOMIC_ACQUIRE);
+    if (failed && failed != DUET_ERR_INVALID_ARG) return DUET_OK;
+    if (!failed && atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) != DUET_ERR_INVALID_ARG)
+        return DUET_OK;
+    return duet_cuda_coll_failure(c, fn);
 }
 
 /* The communicator's state; allocated by the first GPU collective (collective). */
@@ -140,30 +156,74 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
     cudaError_t err;
     if ((err = cudaMemset(s->scratch, 0, flags)) != cudaSuccess || (err = cudaStreamSynchronize(0)) != cudaSuccess ||
         (err = cudaEventCreateWithFlags(&s->last, cudaEventDisableTiming)) != cudaSuccess ||
-        (err = cudaHostAlloc(&host, sizeof(int32_t), cudaHostAllocMapped | cudaHostAllocPortable)) != cudaSuccess ||
-        (s->status_host = host, (err = cudaHostGetDevicePointer(&dev, host, 0)) != cudaSuccess)) {
+        (err = cudaHostAlloc(&host, sizeof(duet_cuda_fail_t), cudaHostAllocMapped | cudaHostAllocPortable)) !=
+            cudaSuccess ||
+        (s->fail_host = host, (err = cudaHostGetDevicePointer(&dev, host, 0)) != cudaSuccess)) {
         st = DUET_CUDA_FAIL_RT(err, "%s: the GPU collectives' state on rank %d", fn, c->rank);
         duet_cuda_coll_release(s);
         return st;
     }
-    *s->status_host = 0;
-    s->status_dev = dev;
+    memset(host, 0, sizeof(duet_cuda_fail_t));
+    s->fail_dev = dev;
     if ((st = duet_barrier(c))) { /* every rank's flags are zero before anyone signals */
         duet_cuda_coll_release(s);
         return st;
     }
     c->cuda->coll = s;
+    c->async_failure = mismatch_found; /* duet_comm_status and the host calls learn of a kernel's finding */
     *out = s;
     return DUET_OK;
 }
 
+duet_status_t duet_cuda_coll_prepare(duet_comm_t c, const char *fn)
+{
+    coll_state_t *s = NULL;
+    duet_status_t st = duet_cuda_coll_state(c, &s, fn);
+    if (st) return st;
+    duet_coll_model_t m;
+    if (!(s->prepared & 1)) {
+        if ((st = duet_coll_model_get(c, &m)) || (st = duet_cuda_exec_prepare(c, s, fn))) return st;
+        s->prepared |= 1;
+    }
+    /* the GPU model may measure, with GPU calls of its own: not while a group is queuing (its
+     * calls would join the group); a group's first call then measures when it runs */
+    if (!(s->prepared & 2) && duet_coll_group_depth() == 0) {
+        s->prepared |= 2; /* also while measuring: the measurement's own calls find it so */
+        if ((st = duet_cuda_coll_model(c, &m))) s->prepared &= ~2;
+    }
+    return st;
+}
+
+duet_status_t duet_cuda_coll_failure(duet_comm_t c, const char *fn)
+{
+    coll_state_t *s = c->cuda ? c->cuda->coll : NULL;
+    if (!s) return DUET_OK;
+    volatile duet_cuda_fail_t *f = s->fail_host;
+    int32_t failed = __atomic_load_n(&f->status, __ATOMIC_ACQUIRE);
+    if (!failed) { /* revoked for a mismatch another rank found: its report */
+        if (atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire) == DUET_ERR_INVALID_ARG &&
+            duet_coll_sig_explain(c, DUET_ERR_INVALID_ARG, fn))
+            return DUET_ERR_INVALID_ARG;
+        return DUET_OK;
+    }
+    if (failed == DUET_ERR_INVALID_ARG && __atomic_load_n(&f->claimed, __ATOMIC_ACQUIRE) == 1) {
+        /* my kernel found a mismatch: reported once (claimed 2), then as any revoke */
+        __atomic_store_n(&f->claimed, 2, __ATOMIC_RELAXED);
+        uint64_t mine = f->mine, call = c->coll_calls; /* the kernel's call: the latest with its low bits */
+        if (mine) call -= (uint32_t)((uint32_t)call - (uint32_t)(mine >> 32));
+        duet_status_t st = duet_coll_sig_gpu_found(c, f->peer, call, mine, f->theirs);
+        (void)duet_coll_sig_explain(c, st, fn);
+        return st;
+    }
+    if (failed == DUET_ERR_INVALID_ARG && duet_coll_sig_explain(c, (duet_status_t)failed, fn)) return DUET_ERR_INVALID_ARG;
+    return DUET_FAIL((duet_status_t)failed, COLL, "%s: an earlier GPU collective on this communicator stopped (%s); "
+                     "its GPU collectives cannot run any more", fn, duet_status_str((duet_status_t)failed));
+}
+
 duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t cs, const char *fn)
 {
-    int32_t failed = __atomic_load_n(s->status_host, __ATOMIC_ACQUIRE);
-    if (failed)
-        return DUET_FAIL((duet_status_t)failed, COLL, "%s: an earlier GPU collective on this communicator "
-                         "stopped (%s); its GPU collectives cannot run any more", fn,
-                         duet_status_str((duet_status_t)failed));
+    duet_status_t st = duet_cuda_coll_failure(c, fn);
+    if (st) return st;
     cudaError_t err;
     if ((err = cudaSetDevice(c->heap->gpu->device)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: cudaSetDevice(%d)", fn, c->heap->gpu->device);
@@ -182,6 +242,18 @@ duet_status_t duet_cuda_coll_end(coll_state_t *s, cudaStream_t cs, const char *f
     return DUET_OK;
 }
 
+/* A call's signature as the host publishes it, and as its kernels carry it (a word). */
+static duet_coll_sig_t call_sig(const duet_cuda_coll_call_t *k)
+{
+    return (duet_coll_sig_t){k->call_no, k->first ? k->first : k->call_no, k->count,
+                             duet_coll_sig_hash(k->kind, k->count, k->dt, k->op, k->root), k->kind, (int32_t)k->dt,
+                             (int32_t)k->op, k->root};
+}
+static uint64_t call_word(const duet_cuda_coll_call_t *k)
+{
+    return k->call_no ? duet_cuda_sig_word(k->call_no, call_sig(k).hash) : 0;
+}
+
 /* The one-shot / two-shot kernel (an allreduce of at most DUET_CUDA_COLL_MAX_BYTES). */
 static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda_coll_call_t *k, int twoshot,
                                  cudaStream_t cs)
@@ -193,7 +265,8 @@ static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda
     duet_cuda_coll_args_t a = {
         .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
         .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = twoshot,
-        .nblocks = (int)nb, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+        .nblocks = (int)nb, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .sig = call_word(k),
+        .fail = s->fail_dev};
     (void)c;
     cudaError_t err = (cudaError_t)duet_cuda_coll_launch(&a, cs);
     if (err != cudaSuccess)
@@ -218,8 +291,8 @@ static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t 
     duet_cuda_coll_args_t a = {
         .h = s->h, .send = d->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
         .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op,
-        .nblocks = d->nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev,
-        .kind = k->kind, .root = k->root, .in_place = k->in_place};
+        .nblocks = d->nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .sig = call_word(k),
+        .fail = s->fail_dev, .kind = k->kind, .root = k->root, .in_place = k->in_place};
     cudaError_t err = (cudaError_t)duet_cuda_direct_launch(&a, cs);
     if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: launching the direct kernel", k->fn);
     s->epoch++;
@@ -271,7 +344,11 @@ static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k,
     int64_t soff = !ok ? 0 : reads_send ? (int64_t)((const char *)sym - base) : INT64_MAX;
     int64_t roff = ok && reads_recv ? (int64_t)((const char *)k->recv - base) : 0;
     int64_t v[6] = {ok && nb >= 1, soff, soff == INT64_MAX ? INT64_MAX : -soff, roff, -roff, nb};
-    duet_status_t st = duet_allreduce(v, v, 6, DUET_INT64, DUET_MIN, c, NULL);
+    /* under the call's own signature: a peer that made another call is caught here */
+    duet_coll_sig_t as = call_sig(k);
+    duet_status_t st = k->call_no ? duet_coll_allreduce_as(c, v, v, 6, DUET_INT64, DUET_MIN, &as, k->fn)
+                                  : duet_allreduce(v, v, 6, DUET_INT64, DUET_MIN, c, NULL);
+    if (st && duet_coll_sig_explain(c, st, k->fn)) return st;
     if (st) return duet_error_wrap(st, "agreeing on the direct kernel");
     if (v[0] == 1 && v[1] == -v[2] && v[3] == -v[4] && v[5] >= 1) {
         d->nblocks = (int)v[5];
@@ -401,7 +478,8 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
                 .writes_recv = needs_recv, .nchan = g.nchan, .plan = g.plan,
                 .key = {1 + (uint64_t)k->kind + (uint64_t)(ai + 1) * 16 + (uint64_t)g.a.in_place * 4096 +
                             ((uint64_t)g.nchan << 16) + ((uint64_t)(uint32_t)k->root << 32),
-                        k->count, g.a.elem}};
+                        k->count, g.a.elem},
+                .sig = call_word(k)};
             st = duet_cuda_exec_run(c, s, &x, cs, fn);
         }
     }
@@ -412,12 +490,18 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
 
 /* Checks a call; inside a group queues it (duet_cuda_group.c), else runs it now. A send or
  * receive of no elements is a no-op whatever its buffers (as in NCCL). */
-duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *k)
+duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
 {
     int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
     if (p2p && k->count == 0) return DUET_OK;
     duet_status_t st = check_device(c, k);
-    if (st) return st;
+    if (st || (st = duet_cuda_coll_prepare(c, k->fn))) return st;
+    if (!p2p && !k->call_no) { /* numbered once: a group's call when it is queued */
+        k->first = duet_coll_group_depth() > 0 ? duet_cuda_group_first(c) : 0;
+        k->call_no = ++c->coll_calls;
+        duet_coll_sig_t sig = call_sig(k);
+        if ((st = duet_coll_sig_post(c, &sig))) return st;
+    }
     if (k->count == 0) return DUET_OK;
     if (duet_coll_group_depth() > 0) return duet_cuda_group_add(c, k);
     if (p2p && k->root == c->rank)

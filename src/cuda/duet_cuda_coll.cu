@@ -39,9 +39,14 @@
  * place, since q's calls run in order. Nothing waits on a block that does not exist: ready
  * flags are per block of the same call on both sides, done is per rank.
  *
- * Every wait polls the communicator's abort word and a deadline (timeout_ns); on either the
- * block stops and stores the status into the mapped host word a.status (the host reports it
- * on the next call; the communicator is then unusable for GPU collectives).
+ * Every kernel first writes its call's signature word into its own line, and a block checks
+ * a peer's line once it has seen the peer's ready1 (loaded then, judged after the
+ * reduction, whose time hides the load; a mismatch stops the block before it signals again:
+ * a call with other arguments,
+ * or another call, is a mismatch: duet_cuda_sig_kern.h). Every wait polls the communicator's
+ * abort word, the peer's line and a deadline (timeout_ns); on any of them the block stops and
+ * stores the status into the mapped host record a.fail (the host reports it on the next call;
+ * the communicator is then unusable for GPU collectives).
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -75,9 +80,11 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     const bool vec = (uintptr_t)a.send % 16 == 0 && (uintptr_t)a.recv % 16 == 0;
     if (threadIdx.x == 0) st = 0;
     for (int q = (int)threadIdx.x; q < n; q += (int)blockDim.x) peer[q] = duet_dev_ptr(a.h, (const T *)buf, q);
+    publish_call(a); /* before any flag of mine (duet_cuda_sig_kern.h) */
     __syncthreads();
     /* 1. every peer has finished reading my buf of call e - 2 */
     if (e > 2 && wait_peers(a, done, 1, e - 2, &st)) return;
+    uint64_t seen = 0; /* pe threadIdx.x's line, once its ready1 is seen */
 
     size_t lo, hi;
     if (!a.twoshot) { /* one part, nb sub-ranges */
@@ -86,8 +93,9 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
         copy_range(buf, send, lo, hi, vec);
         __syncthreads();
         signal_peers(a, &ready1[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready1 + b, MB, e, &st)) return;
+        if (wait_peers(a, ready1 + b, MB, e, &st, &seen)) return;
         reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
+        if (check_seen(a, seen, &st)) return; /* the peers' lines: read behind the reduction */
     } else {
         size_t part = part_elems(a.count, (size_t)n, V), sub = part_elems(part, (size_t)nb, V);
         for (int q = 0; q < n; q++) {
@@ -96,13 +104,13 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
         }
         __syncthreads();
         signal_peers(a, &ready1[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready1 + b, MB, e, &st)) return;
+        if (wait_peers(a, ready1 + b, MB, e, &st, &seen)) return;
         sub_range(a.count, part, sub, me, b, &lo, &hi);
         /* my part: into recv, then into my buf for the peers (each thread copies the
          * elements it reduced: only it read them from my buf) */
         reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
         copy_range(buf, (const T *)recv, lo, hi, vec);
-        __syncthreads();
+        if (check_seen(a, seen, &st)) return; /* (its barrier orders the copy before ready2) */
         signal_peers(a, &ready2[(size_t)me * MB + b], e);
         if (wait_peers(a, ready2 + b, MB, e, &st)) return;
         for (int k = 1; k < n; k++) {

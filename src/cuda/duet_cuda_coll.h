@@ -29,6 +29,8 @@ typedef struct {
     int where;                     /* duet_cuda_coll_routes' answer */
     duet_stream_t stream;
     const char *fn;
+    uint64_t call_no;              /* a collective's number (duet_coll_sig.h); 0 until numbered */
+    uint64_t first;                /* in a group: the number of its first collective on the comm, else 0 */
 } duet_cuda_coll_call_t;
 
 #ifdef DUET_HAVE_CUDA
@@ -38,16 +40,21 @@ typedef struct {
  * those as before. Each buffer's location is asked once here; pass the answer on. */
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream);
 /* Queues the call on its stream (NULL: the legacy default stream). Checks that the buffers
- * the call uses are device memory, picks the algorithm (DUET_ALGO, TUNE log) and launches;
+ * the call uses are device memory; numbers a collective (call->call_no, the communicator's
+ * next call, host and GPU alike) and publishes its signature (a mismatch with a neighbour
+ * that published first is DUET_ERR_INVALID_ARG now: coll/duet_coll_sig.h); picks the algorithm (DUET_ALGO, TUNE log) and launches;
  * returns once the kernels are queued. The first call on a communicator is collective in a
  * stronger sense: it allocates the symmetric scratch (duet_malloc_device) and ends with a host
  * barrier; so does the first call that needs the schedule executor. Inside a group the call is
  * checked and queued (duet_cuda_group_add); a send / recv to this rank itself only runs there. */
-duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call);
+duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *call);
 /* Groups (duet_cuda_group.c). Queues a checked call of a group (count > 0); a communicator's
  * calls in one group are all host or all GPU (DUET_ERR_UNSUPPORTED otherwise, naming the
  * call). */
 duet_status_t duet_cuda_group_add(duet_comm_t c, const duet_cuda_coll_call_t *call);
+/* The number of the first collective this thread's open group has queued on c (0: none):
+ * the group's calls are published as one run that starts there (coll/duet_coll_sig.h). */
+uint64_t duet_cuda_group_first(duet_comm_t c);
 /* Whether this thread's open group holds GPU calls on c. */
 int duet_cuda_group_holds(duet_comm_t c);
 /* At the outermost duet_group_end: runs and releases this thread's queued GPU calls (see
@@ -77,7 +84,7 @@ static inline int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, cons
     (void)stream;
     return 0;
 }
-static inline duet_status_t duet_cuda_coll_run(duet_comm_t c, const duet_cuda_coll_call_t *call)
+static inline duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *call)
 {
     (void)c;
     return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", call->fn);

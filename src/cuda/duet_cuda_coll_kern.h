@@ -9,6 +9,8 @@
  *   ready2[q * MB + b]   two-shot: epoch at which pe q's block b has its reduced part ready
  *   done[q]              epoch up to which pe q has finished reading my scratch (q writes)
  *   counter              my blocks that have finished, cumulative (only I touch it)
+ *   sigline[c % L]       my word of call c (L = DUET_CUDA_SIG_LINES: the call signatures of
+ *                        every GPU collective, duet_cuda_sig_kern.h; peers read it)
  *   buf[0], buf[1]       DUET_CUDA_COLL_MAX_BYTES each: a call of epoch e uses buf[e & 1]
  */
 #ifndef DUET_CUDA_COLL_KERN_H
@@ -17,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "duet/duet_cuda.h"
+#include "cuda/duet_cuda_sig_kern.h"
 
 #define DUET_CUDA_COLL_MAX_BYTES ((size_t)1 << 20) /* largest message: one scratch buffer */
 #define DUET_CUDA_COLL_MAX_BLOCKS 64 /* blocks of one call (shot kernels use at most 32) */
@@ -32,8 +35,13 @@
 /* Bytes of the flag words for n pes (a multiple of 256, so the buffers stay aligned). */
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_flag_bytes(int n)
 {
-    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1;
+    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1 + DUET_CUDA_SIG_LINES;
     return (words * 8 + 255) & ~(size_t)255;
+}
+/* Byte offset of sigline in the scratch. */
+DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_sig_off(int n)
+{
+    return (2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1) * 8;
 }
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_scratch_bytes(int n)
 {
@@ -57,7 +65,8 @@ typedef struct {
     int kind, root;       /* the direct kernels: duet_coll_kind_t, and the root */
     int in_place;         /* the direct kernels: an in-place allgather (send is then recv) */
     int64_t timeout_ns;   /* bound on each wait; 0: none */
-    int32_t *status;      /* device address of a mapped host word: the first failure's status */
+    uint64_t sig;         /* the call's signature word (duet_cuda_sig_kern.h) */
+    duet_cuda_fail_t *fail; /* device address of mapped host memory: the first failure */
 } duet_cuda_coll_args_t;
 
 #ifdef __cplusplus

@@ -28,8 +28,9 @@ typedef struct duet_cuda_coll {
     cudaEvent_t last;     /* recorded after the last call */
     cudaStream_t last_stream;
     int have_last;
-    volatile int32_t *status_host; /* a kernel's failure (abort / timeout), sticky */
-    int32_t *status_dev;
+    int prepared;         /* duet_cuda_coll_prepare: 1 the models and the scratch, 2 the GPU model */
+    volatile duet_cuda_fail_t *fail_host; /* a kernel's failure (abort, timeout, mismatch), sticky */
+    duet_cuda_fail_t *fail_dev;
     /* the schedule executor (duet_cuda_exec_kern.h), allocated by its first call */
     char *exec_scratch;
     int exec_maxchan;
@@ -43,9 +44,21 @@ typedef struct duet_cuda_coll {
 /* The communicator's state; allocated by its first GPU collective (collective: every rank
  * makes that call; it ends with a host barrier). */
 duet_status_t duet_cuda_coll_state(duet_comm_t c, duet_cuda_coll_state_t **out, const char *fn);
-/* Before queuing a call's kernels on `cs`: the sticky failure, the device, and ordering
- * behind the last call when it went to another stream. */
+/* What any GPU collective on c may need of all the ranks together, made in one place at c's
+ * first GPU call, before the call is numbered: the state, the host tuner's model, the
+ * executor's scratch, and the GPU tuner's model (which may measure with GPU calls: in a group,
+ * when the group runs). A call that fails later on one rank only (a mismatch found at queue
+ * time) then leaves no rank inside a bootstrap exchange that its peers never make. */
+duet_status_t duet_cuda_coll_prepare(duet_comm_t c, const char *fn);
+/* The executor's symmetric scratch (collective; done by duet_cuda_coll_prepare). */
+duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn);
+/* Before queuing a call's kernels on `cs`: the sticky failure (a mismatch a kernel found is
+ * reported and the communicator revoked here, duet_cuda_coll_failure), the device, and
+ * ordering behind the last call when it went to another stream. */
 duet_status_t duet_cuda_coll_begin(duet_comm_t c, duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
+/* A failure of c's GPU collectives (DUET_OK: none): a mismatch one of its kernels found is
+ * reported and c revoked (the first time; later, the report), as fn's error. */
+duet_status_t duet_cuda_coll_failure(duet_comm_t c, const char *fn);
 /* After: records the call's end. */
 duet_status_t duet_cuda_coll_end(duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
 
@@ -62,6 +75,7 @@ typedef struct {
     int nchan;
     const duet_sched_t *plan;
     uint64_t key[3];      /* the call shape: same key, same schedule */
+    uint64_t sig;         /* the call's signature word (duet_cuda_sig_kern.h); 0: sends / receives */
 } duet_cuda_exec_call_t;
 
 /* Channels (and so the chunk) of a call whose larger buffer has `bytes`: the same on every

@@ -14,24 +14,34 @@
 #include "duet/duet_device.cuh"
 #include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_reduce.cuh"
+#include "cuda/duet_cuda_sig.cuh"
 
 namespace duet_cuda_sync {
 
 using namespace duet_dev_detail;
 
 /* Threads t < n, t != me, wait until flags[t * stride] >= target; the block learns the
- * outcome (0, or the status that stopped it: the abort word or the deadline). Contains
- * __syncthreads. */
+ * outcome (0, or the status that stopped it: the abort word, the deadline, or a mismatch of
+ * call signatures). While waiting, every ABORT_EVERY polls, each looks at pe t's line for my
+ * call (another hash there: a mismatch). With `seen`, once the flag is seen each loads pe t's
+ * line into *seen, for check_seen to judge after the block's next work (the load's latency
+ * hides behind it). Contains __syncthreads. */
 __device__ inline int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t *flags, int stride, uint64_t target,
-                                 int *shared_st)
+                                 int *shared_st, uint64_t *seen = nullptr)
 {
     const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
+    const uint64_t *lines = (const uint64_t *)(const void *)(a.scratch + duet_cuda_coll_sig_off(n));
     if (t < n && t != me) {
         const uint64_t *f = flags + (size_t)t * (size_t)stride;
         uint64_t start = 0;
+        bool ok = true;
         for (unsigned polls = 0; ld_acquire_u64(f) < target; polls++) {
             if ((polls & (ABORT_EVERY - 1)) != ABORT_EVERY - 1) continue;
             int st = abort_status(a.h);
+            if (!st) {
+                uint64_t w = duet_cuda_sig::theirs(a.h, lines, t, a.sig);
+                if (duet_cuda_sig::differs(w, a.sig)) st = duet_cuda_sig::report(a.fail, t, a.sig, w);
+            }
             if (!st && a.timeout_ns > 0) {
                 uint64_t tn = duet_cuda_reduce::now_ns();
                 if (!start) start = tn;
@@ -39,15 +49,40 @@ __device__ inline int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t 
             }
             if (st) {
                 atomicCAS(shared_st, 0, st);
+                ok = false;
                 break;
             }
-            if (*(volatile int *)shared_st) break;
+            if (*(volatile int *)shared_st) {
+                ok = false;
+                break;
+            }
         }
+        if (seen && ok) *seen = duet_cuda_sig::theirs(a.h, lines, t, a.sig);
     }
     __syncthreads();
     int st = *(volatile int *)shared_st;
-    if (st && threadIdx.x == 0) atomicCAS(a.status, 0, st);
+    if (st && threadIdx.x == 0) atomicCAS(&a.fail->status, 0, st);
     return st;
+}
+
+/* After wait_peers(..., &w): pe t's line must hold my word, since its flag for my call was
+ * released after it (duet_cuda_sig_kern.h); a mismatch is recorded, and the block learns the
+ * outcome as from wait_peers. Contains __syncthreads. */
+__device__ inline int check_seen(const duet_cuda_coll_args_t &a, uint64_t w, int *shared_st)
+{
+    const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
+    if (t < n && t != me && duet_cuda_sig::not_mine(w, a.sig))
+        atomicCAS(shared_st, 0, duet_cuda_sig::report(a.fail, t, a.sig, w));
+    __syncthreads();
+    int st = *(volatile int *)shared_st;
+    if (st && threadIdx.x == 0) atomicCAS(&a.fail->status, 0, st);
+    return st;
+}
+
+/* Thread 0: my call's word into my line (before any flag). */
+__device__ __forceinline__ void publish_call(const duet_cuda_coll_args_t &a)
+{
+    duet_cuda_sig::publish((uint64_t *)(void *)(a.scratch + duet_cuda_coll_sig_off(a.h.n_pes)), a.sig);
 }
 
 /* Threads t < n, t != me, release value into `flag` (an address in my scratch) on pe t. */

@@ -29,7 +29,8 @@
  *   broadcast       the root's send into my recv (the root: its own, unless in place).
  * Only what is read remotely must be symmetric: allreduce both buffers, broadcast the root's
  * send, an in-place allgather the receive buffer, the others every send; a rank's own recv may be any device memory otherwise.
- * Every wait polls the abort word and the deadline, as the shot kernels do.
+ * The call's signature is published before step 1 and checked when a peer's ready1 is seen;
+ * every wait polls the abort word, the peer's line and the deadline, as the shot kernels do.
  *
  * nb blocks: at most what can be resident with every rank of the GPU running its own at once
  * (blocks of different ranks wait for each other: all must be resident).
@@ -67,10 +68,12 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) direct_kernel(duet_cud
         send_of[q] = duet_dev_ptr(a.h, send, q);
         recv_of[q] = a.kind == DUET_CUDA_DIRECT_ALLREDUCE ? duet_dev_ptr(a.h, (const T *)recv, q) : nullptr;
     }
+    publish_call(a); /* before any flag of mine (duet_cuda_sig_kern.h) */
     __syncthreads();
     /* 1. */
     signal_peers(a, &ready1[(size_t)me * MB + b], e);
-    if (wait_peers(a, ready1 + b, MB, e, &st)) return;
+    uint64_t seen = 0;
+    if (wait_peers(a, ready1 + b, MB, e, &st, &seen) || check_seen(a, seen, &st)) return;
     /* 2. */
     size_t lo, hi, sub = part_elems(count, (size_t)nb, V); /* one range of count elements */
     sub_range(count, count, sub, 0, b, &lo, &hi);

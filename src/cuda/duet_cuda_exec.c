@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_dtype.h"
+#include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_coll_state.h"
 #include "cuda/duet_cuda_driver.h"
 
@@ -37,8 +38,7 @@ void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
     (void)cudaGetLastError();
 }
 
-/* The executor's symmetric scratch, at the first call that needs it (every rank makes it). */
-static duet_status_t scratch_get(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn)
+duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn)
 {
     if (s->exec_scratch) return DUET_OK;
     int mc = max_channels(c->size);
@@ -144,8 +144,9 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
 {
     const duet_sched_t *p = x->plan;
     if (p->nsteps == 0) return DUET_OK;
-    duet_status_t st = scratch_get(c, s, fn);
-    if (st) return st;
+    if (!s->exec_scratch) /* made by duet_cuda_coll_prepare */
+        return DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: the GPU executor's scratch is missing", fn);
+    duet_status_t st;
     duet_cuda_sched_entry_t *e = NULL;
     if ((st = sched_get(c, s, x, &e, fn))) return st;
     int n = c->size;
@@ -179,7 +180,8 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
         .leaving = (uint32_t *)(void *)s->stepdone + e->nsteps, .nsteps = e->nsteps, .nlocal = e->nlocal,
         .buf = {wide ? wide_send : (char *)(uintptr_t)x->send, wide ? wide_recv : (char *)x->recv, tmp},
         .dt = (int)x->cdt, .op = x->op == DUET_AVG ? DUET_SUM : (int)x->op, .elem = (int)ce, .nchan = x->nchan,
-        .maxchan = s->exec_maxchan, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .status = s->status_dev};
+        .maxchan = s->exec_maxchan, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .sig = x->sig,
+        .sigline = (uint64_t *)(void *)(s->scratch + duet_cuda_coll_sig_off(n)), .fail = s->fail_dev};
     if ((err = duet_cuda_exec_launch(&a, shared, cs)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT((cudaError_t)err, "%s: launching the schedule executor (%d channels, %d steps)", fn,
                                  x->nchan, e->nsteps);

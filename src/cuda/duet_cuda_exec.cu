@@ -24,14 +24,22 @@
  * host executor's steps is thus kept at every channel. The last channel to leave zeroes the
  * counters for the next call (which the stream runs after this one).
  *
- * Every wait polls the communicator's abort word and the deadline; on either the channel stops
- * and stores the status into the mapped host word a.status (the communicator's GPU collectives
- * then refuse to run: its counters are out of step).
+ * Call signatures (duet_cuda_sig_kern.h): a collective's kernel first writes its word into its
+ * own line; a send writes it into the slot's last 8 bytes too (before the posted
+ * flag), and a receive compares it with its own before it releases the slot (a send /
+ * receive schedule carries 0): a message of another call is a mismatch, never data.
+ *
+ * Every wait polls the communicator's abort word, the peers' lines for this call (read where
+ * they lie; another
+ * hash: a mismatch) and the deadline; on any of them the channel stops and stores the status
+ * into the mapped host record a.fail (the communicator's GPU collectives then refuse to run:
+ * its counters are out of step).
  */
 #include <cuda_runtime.h>
 #include "duet/duet_device.cuh"
 #include "cuda/duet_cuda_exec_kern.h"
 #include "cuda/duet_cuda_reduce.cuh"
+#include "cuda/duet_cuda_sig.cuh"
 
 namespace {
 
@@ -219,6 +227,7 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
     for (int i = tid; i < a.nlocal; i += (int)blockDim.x) s.pend[i] = a.locals[i];
     for (int i = tid; i < (a.nsteps + 31) / 32; i += (int)blockDim.x) s.done[i] = 0;
     if (tid == 0) st = 0, npend = a.nlocal, remaining = a.nsteps, last = 0;
+    duet_cuda_sig::publish(a.sigline, a.sig); /* before any flag of mine (thread 0 releases them) */
     __syncthreads();
 
     unsigned polls = 0;
@@ -259,12 +268,16 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
                     polls = 0, start = 0;
                 } else if ((++polls & (ABORT_EVERY - 1)) == 0) {
                     int why = abort_status(a.h);
+                    for (int q = 0; !why && a.sig && q < n; q++) { /* a peer in this call, with other arguments */
+                        uint64_t w = q == me ? a.sig : duet_cuda_sig::theirs(a.h, a.sigline, q, a.sig);
+                        if (duet_cuda_sig::differs(w, a.sig)) why = duet_cuda_sig::report(a.fail, q, a.sig, w);
+                    }
                     uint64_t tn = now_ns();
                     if (!start) start = tn;
                     else if (!why && a.timeout_ns > 0 && tn - start > (uint64_t)a.timeout_ns) why = DUET_ERR_TIMEOUT;
                     if (why) {
                         st = why;
-                        atomicCAS(a.status, 0, why);
+                        atomicCAS(&a.fail->status, 0, why);
                     }
                 }
                 pick[it & 1] = p;
@@ -281,6 +294,7 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
         const char *src = a.buf[stp.src_buf] + stp.src_off + lo;
         char *dst = a.buf[stp.dst_buf] + stp.dst_off + lo;
         const int q = stp.peer;
+        uint64_t word = 0; /* a received message's call word (thread 0), read before the data moves */
         if (len) {
             switch (stp.kind) {
             case DUET_CUDA_STEP_COPY:
@@ -294,6 +308,7 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
             }
             default: {
                 const char *slot = inbox + ((cn + (size_t)q) * K + (size_t)(s.recvd[q] % K)) * SLOT;
+                if (tid == 0) word = ld_relaxed_u64(slot + SLOT - 8);
                 if (stp.kind == DUET_CUDA_STEP_RECV) block_copy(dst, slot, len);
                 else block_reduce(a.dt, a.op, dst, src, slot, len);
                 break;
@@ -303,7 +318,13 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
         __syncthreads();
         if (tid == 0) {
             bool message = stp.kind >= DUET_CUDA_STEP_SEND;
-            if (message && len) {
+            if (message && len && stp.kind != DUET_CUDA_STEP_SEND && word != a.sig) {
+                st = duet_cuda_sig::report(a.fail, q, a.sig, word); /* another call's message: not this one's */
+            } else if (message && len) {
+                if (stp.kind == DUET_CUDA_STEP_SEND) { /* my word after the data, before the flag */
+                    char *slot = inbox + (((size_t)ch * (size_t)n + (size_t)me) * K + (size_t)(s.sent[q] % K)) * SLOT;
+                    st_relaxed_u64(duet_dev_ptr(a.h, slot + SLOT - 8, q), a.sig);
+                }
 #if DUET_EXEC_FENCE
                 fence_acq_rel_sys(); /* the block's stores (or loads) before the flag */
 #endif
@@ -324,7 +345,7 @@ __global__ void __launch_bounds__(DUET_CUDA_EXEC_THREADS) exec_kernel(duet_cuda_
             remaining--;
         }
     }
-    if (st) return; /* the communicator's GPU collectives stop here (a.status is set) */
+    if (st) return; /* the communicator's GPU collectives stop here (a.fail is set) */
     for (int j = tid; j < n; j += (int)blockDim.x) mysent[j] = s.sent[j], myrecvd[j] = s.recvd[j];
     if (C == 1) return;
     if (tid == 0) { /* the last channel out makes the counters ready for the next call */

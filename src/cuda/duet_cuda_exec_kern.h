@@ -15,7 +15,8 @@
  *   posted[c * n + p]   messages pe p has put into my inbox on channel c (p writes, cumulative)
  *   freed[c * n + q]    messages of mine pe q has taken out of its inbox on channel c (q writes)
  *   sent[c * n + q], recvd[c * n + p]   my own counts (only my kernels touch them)
- *   inbox[((c * n + p) * K + k) * S]    slot k of the messages pe p sends me on channel c
+ *   inbox[((c * n + p) * K + k) * S]    slot k of the messages pe p sends me on channel c; its
+ *                                       last 8 bytes: the sender's call word (duet_cuda_sig_kern.h)
  * A channel may put message m (cumulative) to q when m - freed < K, into slot m % K.
  */
 #ifndef DUET_CUDA_EXEC_KERN_H
@@ -24,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "duet/duet_cuda.h"
+#include "cuda/duet_cuda_sig_kern.h"
 
 #define DUET_CUDA_EXEC_SLOT ((size_t)128 << 10) /* bytes of one channel's slot */
 #define DUET_CUDA_EXEC_SLOTS 4                  /* slots per channel and sender */
@@ -89,7 +91,9 @@ typedef struct {
     int elem;
     int nchan, maxchan;       /* channels of this call; of the scratch layout */
     int64_t timeout_ns;       /* bound on each wait; 0: none */
-    int32_t *status;          /* device address of a mapped host word: the first failure */
+    uint64_t sig;             /* the call's signature word; 0: sends and receives */
+    uint64_t *sigline;        /* my lines of words (symmetric: in the GPU collectives' scratch) */
+    duet_cuda_fail_t *fail;   /* device address of mapped host memory: the first failure */
 } duet_cuda_exec_args_t;
 
 /* Elementwise kernels around the executor, for a reduction of fp16 / bf16 (run in fp32) or avg. */

@@ -60,6 +60,13 @@ int duet_cuda_group_holds(duet_comm_t c)
     return 0;
 }
 
+uint64_t duet_cuda_group_first(duet_comm_t c)
+{
+    for (int i = 0; i < nops; i++)
+        if (ops[i].comm == c && ops[i].k.call_no) return ops[i].k.call_no;
+    return 0;
+}
+
 duet_status_t duet_cuda_group_add(duet_comm_t c, const duet_cuda_coll_call_t *k)
 {
     if (duet_coll_group_holds(c))
@@ -163,7 +170,8 @@ static duet_status_t run_messages(duet_comm_t c, const duet_sched_t *all, const 
 {
     const char *fn = "duet_group_end";
     duet_cuda_coll_state_t *s = NULL;
-    duet_status_t st = duet_cuda_coll_state(c, &s, fn);
+    duet_status_t st = duet_cuda_coll_prepare(c, fn);
+    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
     if (st) return st;
     duet_cuda_exec_call_t x = {.kind = DUET_COLL_SEND, .send = base, .recv = (char *)(uintptr_t)base,

@@ -136,6 +136,9 @@ void duet_log_set_rank(int rank);
       "means it is gone (set by duetrun)")                                                      \
     X(TEST_BOOT_ROOT_DIE, test_boot_root_die, INT, "0",                                          \
       "For tests: 1 makes a bootstrap root SIGKILL itself once it listens, before any rank joins") \
+    X(TEST_SIG_POST, test_sig_post, INT, "1",                                                    \
+      "For tests: 0 skips comparing the neighbours' published GPU calls when a GPU collective " \
+      "is queued, so that only its kernels can find a mismatch")                                \
     X(NET, net, STR, "auto",                                                                     \
       "Transport between ranks on different hosts (docs/NETWORK.md): auto: net (UCX) to other "  \
       "hosts, shared memory inside one (a build without UCX refuses jobs on several hosts); "    \

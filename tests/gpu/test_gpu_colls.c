@@ -521,7 +521,7 @@ static int runs_direct(const case_t *c, const void *send, void *recv, char *algo
     duet_cuda_coll_call_t k = {kinds[c->coll], send, recv, c->count, send_elems(c), recv_elems(c),
                                (duet_datatype_t)c->dt, reduces(c->coll) ? (duet_op_t)c->op : DUET_SUM, c->root,
                                c->inplace, DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, s1,
-                               "test"};
+                               "test", 0, 0};
     double staged, direct;
     CHECK_OK(duet_cuda_coll_traffic(W, &k, algo, len, &staged, &direct));
     return strstr(algo, "direct kernel") != NULL;

@@ -1,0 +1,74 @@
+/*
+ * duet_cuda_sig_kern.h — call signatures on the GPU: what the host side of the GPU
+ * collectives (C) and their kernels (CUDA C++) share. The design on the host is in
+ * src/coll/duet_coll_sig.h; this is its GPU part.
+ *
+ * A GPU collective's signature is one word: its number on the communicator (the host's
+ * numbering: host and GPU collectives count alike) in the high 32 bits, the hash of its
+ * arguments (duet_coll_sig_hash) in the low 32:
+ *
+ *   word = (uint32_t)call << 32 | hash        0: a send / receive (they carry no signature)
+ *
+ * Every kernel of a collective (the one- and two-shot kernels, the direct kernels, the schedule
+ * executor) first writes its word into its own line for the call, in the GPU collectives'
+ * scratch, before it signals anyone:
+ *
+ *   sigline[call % DUET_CUDA_SIG_LINES]     (a local store: a flag released after it waits
+ *                                            for nothing remote)
+ *
+ * and a peer reads it where it lies (a load through the mapping, off the fast path: while
+ * waiting, or issued once a flag is seen and judged after the work that follows). The
+ * executor also writes its word into the last 8 bytes of every inbox slot it fills (a slot's
+ * data never reaches them). Checks:
+ *   - a flag kernel (shot, direct) that has seen peer q's flag for its call reads q's line: the
+ *     flag is released after the line, so another word is a mismatch (q's flag came from a call
+ *     with other arguments, or from another call) — unless q's line is already that of a call
+ *     DUET_CUDA_SIG_LINES or more later, which cannot be told from a match;
+ *   - the executor compares every message's word with its own as it takes the message (read
+ *     before the data moves, judged after, before the slot is freed): a message of another call
+ *     (one a peer sent in a call where I sent or received something else) fails the call, so
+ *     its data is never returned as this one's;
+ *   - every wait on a peer looks at its line for my call now and then (with the abort word):
+ *     the same call number with another hash is a mismatch at once, whichever kernels the two
+ *     sides run.
+ * A kernel that finds a mismatch records it in the mapped host word of the communicator's GPU
+ * collectives (duet_cuda_fail_t: the first finding) and stops with DUET_ERR_INVALID_ARG; the
+ * host reports it (both ranks, the differing field, from the calls both published on the host)
+ * and revokes the communicator at its next call or duet_comm_status.
+ */
+#ifndef DUET_CUDA_SIG_KERN_H
+#define DUET_CUDA_SIG_KERN_H
+
+#include <stdint.h>
+
+#define DUET_CUDA_SIG_LINES 16 /* lines per writer: calls a peer may run ahead and still be checked */
+
+/* A GPU collective's failure, in mapped pinned host memory: status first (the first failure,
+ * sticky); a mismatch also says with whom (claimed, then the rest, then status). */
+typedef struct {
+    int32_t status;
+    int32_t claimed; /* 1 once peer, mine and theirs are set (a mismatch) */
+    int32_t peer;    /* the rank whose word differed */
+    int32_t pad;
+    uint64_t mine;   /* my word */
+    uint64_t theirs; /* what I found: its line, or the message's word */
+} duet_cuda_fail_t;
+
+#ifdef __CUDACC__
+#define DUET_CUDA_SIG_HD __host__ __device__
+#else
+#define DUET_CUDA_SIG_HD
+#endif
+
+DUET_CUDA_SIG_HD static inline uint64_t duet_cuda_sig_word(uint64_t call, uint32_t hash)
+{
+    return (uint64_t)(uint32_t)call << 32 | hash;
+}
+
+/* The index of the line for the call of `word`. */
+DUET_CUDA_SIG_HD static inline uint64_t duet_cuda_sig_line(uint64_t word)
+{
+    return (word >> 32) % DUET_CUDA_SIG_LINES;
+}
+
+#endif
