@@ -322,10 +322,17 @@ typedef struct {
     int peer;
     uint32_t turns;
     uint64_t start_ns, spin_until_ns, sleep_after_ns, deadline_ns;
+    void (*write_label)(void *arg); /* writes label when first needed (duet_waiter_label_later) */
+    void *write_label_arg;
 } duet_waiter_t;
 
 void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, const char *label,
                       unsigned long long a, unsigned long long b, int peer);
+/* After duet_waiter_init: the label's text is written by write(arg) into the buffer the label
+ * points at, the first time the waiter reads it (a failure's message, or the note of a wait
+ * past its first spins) — never for a short wait. For a label that costs a snprintf to make
+ * (a wait that most calls make, briefly). */
+void duet_waiter_label_later(duet_waiter_t *w, void (*write)(void *arg), void *arg);
 duet_status_t duet_waiter_turn(duet_waiter_t *w);
 
 /* Hang diagnosis: what this process's threads wait for right now. A wait that lasts past its

@@ -35,6 +35,22 @@ void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *
     w->peer = peer;
     w->turns = 0;
     w->start_ns = 0; /* read lazily: a short wait never reads the clock */
+    w->write_label = NULL;
+}
+
+void duet_waiter_label_later(duet_waiter_t *w, void (*write)(void *arg), void *arg)
+{
+    w->write_label = write;
+    w->write_label_arg = arg;
+}
+
+/* The label, written now if it was left for later. */
+static void label_now(duet_waiter_t *w)
+{
+    if (DUET_UNLIKELY(w->write_label != NULL)) {
+        w->write_label(w->write_label_arg);
+        w->write_label = NULL;
+    }
 }
 
 /* ---- the notes of waits in progress, for duet_wait_report (one slot per thread that ever
@@ -56,8 +72,9 @@ static note_t notes[NOTE_SLOTS];
 static _Atomic int notes_used;
 static _Thread_local int my_note = -1;
 
-static void note_begin(const duet_waiter_t *w)
+static void note_begin(duet_waiter_t *w)
 {
+    label_now(w);
     if (my_note < 0) {
         int i = atomic_fetch_add_explicit(&notes_used, 1, memory_order_relaxed);
         my_note = i < NOTE_SLOTS ? i : NOTE_SLOTS; /* NOTE_SLOTS: no room, not noted */
@@ -133,8 +150,9 @@ void duet_doorbell_wake_(duet_doorbell_t *d)
     syscall(SYS_futex, &d->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-static const char *describe(const duet_waiter_t *w, char *buf, size_t len)
+static const char *describe(duet_waiter_t *w, char *buf, size_t len)
 {
+    label_now(w);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
     snprintf(buf, len, w->what, w->label, w->a, w->b);
