@@ -51,11 +51,8 @@ static duet_status_t await_input(duet_comm_t c, const duet_lane_line_t *line, in
     return st;
 }
 
-/* The lane's call; as: another call's signature, or NULL (inlined into both entry points, so
- * the plain call's path carries no test of it). */
-static inline __attribute__((always_inline)) duet_status_t
-lane_run(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,
-         const duet_coll_sig_t *as, const char *fn)
+duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                          duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn)
 {
     duet_coll_chan_t *ch = c->chan;
     int n = c->size;
@@ -134,16 +131,4 @@ lane_run(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count, duet_d
         memcpy(recvbuf, acc.bytes, bytes);
     }
     return DUET_OK;
-}
-
-duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
-                                       duet_datatype_t dt, duet_op_t op, const char *fn)
-{
-    return lane_run(c, sendbuf, recvbuf, count, dt, op, NULL, fn);
-}
-
-duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
-                                          duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn)
-{
-    return lane_run(c, sendbuf, recvbuf, count, dt, op, as, fn);
 }

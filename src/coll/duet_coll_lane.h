@@ -52,11 +52,14 @@ static inline int duet_coll_lane_fits(size_t count, duet_datatype_t dt)
  * already checked): the communicator's next collective call (it counts and publishes it:
  * duet_coll_sig.h). fp16 / bf16 are reduced in fp32 and rounded once; AVG divides at the
  * end. sendbuf == recvbuf (in place) is allowed. */
-duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
-                                       duet_datatype_t dt, duet_op_t op, const char *fn);
-/* The same under another call's signature (duet_coll_allreduce_as): numbered and published as
- * that call. */
+/* With `as`: under another call's signature (duet_coll_allreduce_as), numbered and published
+ * as that call; NULL: as the communicator's next call of its own. */
 duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
                                           duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn);
+static inline duet_status_t duet_coll_lane_allreduce(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
+                                                     duet_datatype_t dt, duet_op_t op, const char *fn)
+{
+    return duet_coll_lane_allreduce_as(c, sendbuf, recvbuf, count, dt, op, NULL, fn);
+}
 
 #endif
