@@ -8,8 +8,11 @@
  * it. So an exclusive flock that succeeds (without waiting) on a name means nobody alive
  * holds it: no live job, in this or any other pid namespace or container sharing this
  * /dev/shm, can lose a name that way. On top of that only names of Duet's exact form, owned
- * by this user and not empty are touched (an empty one may be a name being made without
- * O_TMPFILE, locked only just after): other users' files are never opened.
+ * by this user are touched: other users' files are never opened. An empty name is touched
+ * only once it is EMPTY_STALE_S old: without O_TMPFILE a name is made by shm_open and locked
+ * just after, and in those microseconds it is empty and unlocked; one still so seconds later
+ * lost its maker in between (a maker descheduled that long would find its name gone, and its
+ * job would fail to start, with a message: nothing is lost).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +21,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "heap/duet_heap.h"
+
+#define EMPTY_STALE_S 5 /* seconds an empty name must be old before it counts as left behind */
 
 static int hex_run(const char *s, int n)
 {
@@ -45,16 +51,18 @@ int duet_heap_reclaim(const char *dir)
     if (!d) return 0;
     uid_t me = geteuid();
     int removed = 0;
+    time_t now = time(NULL);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (!duet_heap_is_segment_name(e->d_name)) continue;
         struct stat st, fst;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-            st.st_uid != me || st.st_size == 0)
+            st.st_uid != me || (st.st_size == 0 && now - st.st_mtime < EMPTY_STALE_S))
             continue;
         int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) continue;
-        if (fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino && fst.st_uid == me && fst.st_size > 0 &&
-            flock(fd, LOCK_EX | LOCK_NB) == 0 && unlinkat(dirfd(d), e->d_name, 0) == 0) {
+        if (fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino && fst.st_uid == me &&
+            (fst.st_size > 0 || now - fst.st_mtime >= EMPTY_STALE_S) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) == 0) {
             removed++;
             DUET_LOG(INFO, HEAP, "heap: removed %s/%s (%lld bytes), left by a dead job", dir, e->d_name,
                      (long long)st.st_size);

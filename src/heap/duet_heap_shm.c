@@ -20,8 +20,8 @@
  * that window is unlocked as soon as the process is gone: duetrun removes its job's names
  * when the job ends, and the next job of the user removes the names of dead jobs at its
  * start (duet_heap_reclaim.c). Without O_TMPFILE (an old kernel, a /dev/shm that is not
- * tmpfs) the name is made by shm_open and locked before it is sized; a reaper leaves empty
- * names alone, so it never removes one being made.
+ * tmpfs) the name is made by shm_open and locked before it is sized; a reaper leaves an
+ * empty name alone until it is seconds old, so it never removes one being made.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,10 +92,11 @@ static duet_status_t open_peer(const char *name, size_t size, int mappers, char 
     return DUET_OK;
 }
 
-/* A locked, sized segment without a name (O_TMPFILE), else one named by shm_open (*named). */
+/* A locked, sized segment without a name (O_TMPFILE), else one named by shm_open (*named;
+ * DUET_TEST_SHM_NAMED=1 takes this way, for its tests). */
 static int create_locked(const char *name, size_t size, int *named)
 {
-    int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = duet_cfg()->test_shm_named ? -1 : open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     *named = fd < 0;
     if (fd < 0) fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return -1;

@@ -136,6 +136,9 @@ void duet_log_set_rank(int rank);
       "means it is gone (set by duetrun)")                                                      \
     X(TEST_BOOT_ROOT_DIE, test_boot_root_die, INT, "0",                                          \
       "For tests: 1 makes a bootstrap root SIGKILL itself once it listens, before any rank joins") \
+    X(TEST_SHM_NAMED, test_shm_named, INT, "0",                                                  \
+      "For tests: 1 makes every heap segment by shm_open, named from the start, as where "     \
+      "/dev/shm has no O_TMPFILE (an old kernel, not tmpfs)")                                   \
     X(TEST_SIG_POST, test_sig_post, INT, "1",                                                    \
       "For tests: 0 skips comparing the neighbours' published GPU calls when a GPU collective " \
       "is queued, so that only its kernels can find a mismatch")                                \

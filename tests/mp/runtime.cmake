@@ -24,6 +24,17 @@ add_test(NAME mp.test_shm_reclaim.jobs
          COMMAND test_shm_reclaim --duetrun $<TARGET_FILE:duetrun>)
 set_tests_properties(mp.test_shm_reclaim.jobs PROPERTIES LABELS mp TIMEOUT 150)
 
+# the same three, and the heap's and the collectives' tests, with segments made the way
+# /dev/shm without O_TMPFILE makes them (by shm_open, named from the start)
+foreach(t shm_cleanup shm_names shm_reclaim)
+  add_test(NAME mp.test_${t}.named COMMAND test_${t} --duetrun $<TARGET_FILE:duetrun>)
+  set_tests_properties(mp.test_${t}.named PROPERTIES LABELS mp TIMEOUT 150 ENVIRONMENT DUET_TEST_SHM_NAMED=1)
+endforeach()
+foreach(prog test_heap test_coll)
+  add_test(NAME mp.${prog}.named.3 COMMAND $<TARGET_FILE:duetrun> -n 3 --timeout 120 $<TARGET_FILE:${prog}>)
+  set_tests_properties(mp.${prog}.named.3 PROPERTIES LABELS mp TIMEOUT 150 ENVIRONMENT DUET_TEST_SHM_NAMED=1)
+endforeach()
+
 # test_boot forks its own ranks (bootstrap failure modes): a plain process, no duetrun.
 add_test(NAME mp.test_boot COMMAND test_boot)
 set_tests_properties(mp.test_boot PROPERTIES LABELS mp TIMEOUT 60)

@@ -8,7 +8,10 @@
  *   3. duet_heap_reclaim on a private directory in /dev/shm, planted with
  *        dead     segment names whose creator held the lock and was SIGKILLed   -> removed
  *        live     a name whose lock a live process holds                        -> kept
- *        empty    an unlocked name of 0 bytes (being made without O_TMPFILE)    -> kept
+ *        empty    an unlocked name of 0 bytes, just made (being made without O_TMPFILE,
+ *                 locked just after)                                             -> kept
+ *        stale    an unlocked name of 0 bytes a minute old (its maker died between
+ *                 shm_open and flock)                                            -> removed
  *        nobody   an unlocked name owned by another user (only as root)         -> kept
  *        foreign  files not of the form, a symlink of the form to a dead file    -> kept
  *      and it must report exactly the dead ones as removed.
@@ -113,6 +116,7 @@ static void check_reclaim(void)
     const char *empty = "duet-0d3e7b52cf11aee9b8807782-753e5dc9573a-1";
     const char *nobody = "duet-0d3e7b52cf11aee9b8807782-753e5dc9573a-2";
     const char *link = "duet-0d3e7b52cf11aee9b8807782-753e5dc9573a-3";
+    const char *stale = "duet-0d3e7b52cf11aee9b8807782-753e5dc9573a-4";
     static const char *foreign[] = {"duet-5898d1b619d7729015f05152-023f32e373a7-heap-1", "duet-other", "x"};
 
     int rel[2], rel_live;
@@ -123,6 +127,11 @@ static void check_reclaim(void)
     }
     pid_t live_pid = locked_by_child(dir, live, &rel_live);
     plant(dir, empty, 0);
+    plant(dir, stale, 0);
+    char stale_path[512];
+    snprintf(stale_path, sizeof stale_path, "%s/%s", dir, stale);
+    struct timespec old[2] = {{time(NULL) - 60, 0}, {time(NULL) - 60, 0}};
+    CHECK(utimensat(AT_FDCWD, stale_path, old, 0) == 0, "utimensat: %s", strerror(errno));
     plant(dir, nobody, 1 << 20);
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, nobody);
@@ -135,8 +144,9 @@ static void check_reclaim(void)
     CHECK(symlink(target, path) == 0, "symlink: %s", strerror(errno));
 
     int removed = duet_heap_reclaim(dir);
-    EXPECT(removed == 2, "reclaim removed %d names, want 2 (the dead creators')", removed);
+    EXPECT(removed == 3, "reclaim removed %d names, want 3 (the dead creators', the stale empty one)", removed);
     for (int i = 0; i < 2; i++) EXPECT(!exists(dir, dead[i]), "%s (creator dead) is still there", dead[i]);
+    EXPECT(!exists(dir, stale), "%s (empty, unlocked, a minute old) is still there", stale);
     EXPECT(exists(dir, live), "%s (creator alive) was removed", live);
     EXPECT(exists(dir, empty), "%s (empty: maybe being made) was removed", empty);
     if (have_nobody) EXPECT(exists(dir, nobody), "%s (another user's) was removed", nobody);
