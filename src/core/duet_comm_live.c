@@ -8,7 +8,10 @@
  * The table: open addressing over a fixed array of pointers, linear probing from a hash of
  * the address. Lookups take no lock (acquire loads; they compare addresses and never follow
  * one); insertions and removals hold a mutex. A removed entry becomes a tombstone, which keeps
- * the probe chains of the others intact and is reused by the next insertion on its chain.
+ * the probe chains of the others intact and is reused by the next insertion on its chain;
+ * one at the end of its chain (an empty slot next) becomes empty instead, and so do the
+ * tombstones just before it: no live entry lies beyond them, so no chain needs them, and a
+ * lookup of a stale handle stops there rather than probing a table worn to tombstones.
  *
  *   slot:  0     1      2      3     ...   4095
  *          NULL  c7     TOMB   c2          NULL      lookup(c2): hash -> 1, 2, 3: found
@@ -46,10 +49,18 @@ void duet_comm_live_remove(duet_comm_t c)
     for (size_t n = 0; n < DUET_COMM_LIVE_SLOTS; n++, i = (i + 1) & (DUET_COMM_LIVE_SLOTS - 1)) {
         duet_comm_t e = atomic_load_explicit(&duet_comm_live_[i], memory_order_relaxed);
         if (e == NULL) break;
-        if (e == c) {
+        if (e != c) continue;
+        const size_t mask = DUET_COMM_LIVE_SLOTS - 1;
+        if (atomic_load_explicit(&duet_comm_live_[(i + 1) & mask], memory_order_relaxed) != NULL) {
             atomic_store_explicit(&duet_comm_live_[i], DUET_COMM_LIVE_TOMB, memory_order_release);
             break;
         }
+        for (size_t k = 0; k < DUET_COMM_LIVE_SLOTS; k++, i = (i - 1) & mask) { /* the chain's end */
+            atomic_store_explicit(&duet_comm_live_[i], NULL, memory_order_release);
+            if (atomic_load_explicit(&duet_comm_live_[(i - 1) & mask], memory_order_relaxed) != DUET_COMM_LIVE_TOMB)
+                break;
+        }
+        break;
     }
     pthread_mutex_unlock(&live_lock);
 }

@@ -25,15 +25,14 @@
  * counters for the next call (which the stream runs after this one).
  *
  * Call signatures (duet_cuda_sig_kern.h): a collective's kernel first writes its word into its
- * own line; a send writes it into the slot's last 8 bytes too (before the posted
- * flag), and a receive compares it with its own before it releases the slot (a send /
- * receive schedule carries 0): a message of another call is a mismatch, never data.
+ * own line; a send writes it into the slot's last 8 bytes too (before the posted flag), and a
+ * receive compares it with its own before it releases the slot (a send / receive schedule
+ * carries 0): a message of another call is a mismatch, never data.
  *
  * Every wait polls the communicator's abort word, the peers' lines for this call (read where
- * they lie; another
- * hash: a mismatch) and the deadline; on any of them the channel stops and stores the status
- * into the mapped host record a.fail (the communicator's GPU collectives then refuse to run:
- * its counters are out of step).
+ * they lie; another hash: a mismatch) and the deadline; on any of them the channel stops and
+ * stores the status into the mapped host record a.fail (the communicator's GPU collectives
+ * then refuse to run: its counters are out of step).
  */
 #include <cuda_runtime.h>
 #include "duet/duet_device.cuh"
