@@ -54,7 +54,10 @@
  *   dt_bcast(c, sym, buf, len, root)     root's buf -> every rank's buf, through sym
  *   dt_allgather(c, slots, mine, len)    every rank's len bytes -> slots[rank] everywhere
  *   dt_share_seed(c, sym, &seed)         (above)
- *       These three are collective; each returns the first failing status but still runs
+ *   dt_shrink_whole(c)           collective: duet_comm_shrink of c, which must keep every rank
+ *                                (nobody died), then c destroyed unless it is the world: the
+ *                                next communicator after a revoke
+ *       The first three are collective; each returns the first failing status but still runs
  *       every step after a failure (no rank is left alone in a barrier): wrap the call in
  *       CHECK_OK or EXPECT_OK.
  *   dt_prime_error(), dt_error_primed()  a sentinel duet_last_error(), to tell whether a
@@ -340,6 +343,18 @@ static inline duet_comm_t dt_world(int *rank_out, int *size_out)
     *size_out = duet_n_pes();
     dt_set_rank(*rank_out, *size_out);
     return duet_comm_world();
+}
+
+static inline duet_comm_t dt_shrink_whole(duet_comm_t c)
+{
+    duet_comm_t next = NULL;
+    int want = duet_comm_size(c);
+    CHECK(want > 0, "duet_comm_size of the communicator to shrink: %s", duet_last_error());
+    CHECK_OK(duet_comm_shrink(c, &next));
+    int n = duet_comm_size(next);
+    CHECK(n == want, "the shrunk communicator has %d ranks, want %d (nobody died)", n, want);
+    if (c != duet_comm_world()) EXPECT_OK(duet_comm_destroy(c));
+    return next;
 }
 
 /* Collective over c: `root` puts its `len` bytes at `buf` into the symmetric `sym` on every

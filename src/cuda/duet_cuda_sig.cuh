@@ -42,11 +42,12 @@ __device__ __forceinline__ bool not_mine(uint64_t w, uint64_t word)
 /* Records a mismatch with peer q (the first finding wins) and returns DUET_ERR_INVALID_ARG. */
 __device__ inline int report(duet_cuda_fail_t *f, int q, uint64_t mine, uint64_t found)
 {
-    if (atomicCAS(&f->claimed, 0, 1) == 0) {
+    if (atomicCAS(&f->claimed, 0, 3) == 0) { /* 3: being written (another block may set status meanwhile) */
         f->peer = q;
         f->mine = mine;
         f->theirs = found;
-        __threadfence_system(); /* the details before the status the host reads first */
+        __threadfence_system(); /* the details before "claimed 1" and the status */
+        atomicExch(&f->claimed, 1);
     }
     atomicCAS(&f->status, 0, (int)DUET_ERR_INVALID_ARG);
     return DUET_ERR_INVALID_ARG;

@@ -44,10 +44,10 @@
 #define DUET_CUDA_SIG_LINES 16 /* lines per writer: calls a peer may run ahead and still be checked */
 
 /* A GPU collective's failure, in mapped pinned host memory: status first (the first failure,
- * sticky); a mismatch also says with whom (claimed, then the rest, then status). */
+ * sticky); a mismatch also says with whom (claimed 3, the rest, claimed 1, then status). */
 typedef struct {
     int32_t status;
-    int32_t claimed; /* 1 once peer, mine and theirs are set (a mismatch) */
+    int32_t claimed; /* 0; 3 while peer, mine, theirs are written; 1 once they are; 2 reported */
     int32_t peer;    /* the rank whose word differed */
     int32_t pad;
     uint64_t mine;   /* my word */
