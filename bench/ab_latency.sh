@@ -3,19 +3,25 @@
 # broadcast (the executor) on 2 ranks, rounds in rotating order of A, B and A again ("A2": the
 # spread between A and A2 is the noise of the run). Used for issue 18 item 5 (signatures).
 #
-#   bench/ab_latency.sh --a BUILD_A --b BUILD_B [--rounds R] [--iters N]
+#   bench/ab_latency.sh --a BUILD_A --b BUILD_B [--rounds R] [--iters N] [--device]
+#                       [--b-env VAR=VALUE]...
+#
+# --device: the collectives on GPU buffers (duet-perf -G; run it under scripts/with-mps.sh).
+# --b-env: B runs with this in its environment (A and A2 do not), e.g. to switch a check off.
 #
 # Prints per build and collective the median and minimum of duet-perf's time_us over the
 # rounds, and per collective the median over rounds of B / A and A2 / A.
 set -euo pipefail
 
-A="" B="" ROUNDS=30 ITERS=300000
+A="" B="" ROUNDS=30 ITERS=300000 DEV=() BENV=()
 while [ $# -gt 0 ]; do
     case $1 in
         --a) A="${2:?}"; shift 2 ;;
         --b) B="${2:?}"; shift 2 ;;
         --rounds) ROUNDS="${2:?}"; shift 2 ;;
         --iters) ITERS="${2:?}"; shift 2 ;;
+        --device) DEV=(-G); shift ;;
+        --b-env) BENV+=("${2:?}"); shift 2 ;;
         *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2 ;;
     esac
 done
@@ -25,9 +31,10 @@ trap 'rm -f "$out"' EXIT
 for i in $(seq 1 "$ROUNDS"); do
     case $((i % 3)) in 0) order="A B A2" ;; 1) order="B A2 A" ;; *) order="A2 A B" ;; esac
     for t in $order; do
-        dir=$A; [ "$t" = B ] && dir=$B
+        dir=$A envs=()
+        [ "$t" = B ] && dir=$B envs=("${BENV[@]}")
         for m in allreduce broadcast; do
-            v=$("$dir/bin/duetrun" -n 2 "$dir/bin/duet-perf" "$m" -b 8 -e 8 -n "$ITERS" 2>&1 |
+            v=$(env "${envs[@]}" "$dir/bin/duetrun" -n 2 "$dir/bin/duet-perf" "${DEV[@]}" "$m" -b 8 -e 8 -n "$ITERS" 2>&1 |
                 awk -v m="$m" '$1 == m { print $7 }')
             echo "$i $t $m $v" >> "$out"
         done

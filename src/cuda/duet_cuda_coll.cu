@@ -10,7 +10,8 @@
  *   one-shot, epoch e, parity p = e & 1, block b owns elements [lo, hi):
  *     1. wait done[q] >= e - 2 for every peer q     (q no longer reads my buf[p])
  *     2. copy send[lo, hi) into my buf[p]; release ready1[me][b] = e on every peer
- *     3. wait ready1[q][b] >= e for every q           (acquire: q's data is visible)
+ *     3. wait ready1[q][b] >= e for every q           (acquire: q's data is visible; the
+ *                                                      flag's tag checked)
  *     4. for each element: reduce buf[p] of pes 0, 1, ..., n-1 in that order (the same bits on
  *        every rank), in fp32 for fp16 / bf16 (rounded once), fp64 for fp64, and in the
  *        integer's own width (wrapping) for integers; avg divides by n at the end (integers:
@@ -39,11 +40,10 @@
  * place, since q's calls run in order. Nothing waits on a block that does not exist: ready
  * flags are per block of the same call on both sides, done is per rank.
  *
- * Every kernel first writes its call's signature word into its own line, and a block checks
- * a peer's line once it has seen the peer's ready1 (loaded then, judged after the
- * reduction, whose time hides the load; a mismatch stops the block before it signals again:
- * a call with other arguments,
- * or another call, is a mismatch: duet_cuda_sig_kern.h). Every wait polls the communicator's
+ * Every kernel first writes its call's signature word into its own line, and its ready flags
+ * carry the word's tag (the epoch in the high 48 bits, the tag in the low 16): a block checks
+ * the tag of every peer's ready flag it sees, before it reads the peer's data (a call with
+ * other arguments, or another call, is a mismatch: duet_cuda_sig_kern.h). Every wait polls the communicator's
  * abort word, the peer's line and a deadline (timeout_ns); on any of them the block stops and
  * stores the status into the mapped host record a.fail (the host reports it on the next call;
  * the communicator is then unusable for GPU collectives).
@@ -84,7 +84,6 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     __syncthreads();
     /* 1. every peer has finished reading my buf of call e - 2 */
     if (e > 2 && wait_peers(a, done, 1, e - 2, &st)) return;
-    uint64_t seen = 0; /* pe threadIdx.x's line, once its ready1 is seen */
 
     size_t lo, hi;
     if (!a.twoshot) { /* one part, nb sub-ranges */
@@ -92,10 +91,9 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
         sub_range(a.count, a.count, sub, 0, b, &lo, &hi);
         copy_range(buf, send, lo, hi, vec);
         __syncthreads();
-        signal_peers(a, &ready1[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready1 + b, MB, e, &st, &seen)) return;
+        signal_ready(a, &ready1[(size_t)me * MB + b], e);
+        if (wait_ready(a, ready1 + b, e, &st)) return;
         reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
-        if (check_seen(a, seen, &st)) return; /* the peers' lines: read behind the reduction */
     } else {
         size_t part = part_elems(a.count, (size_t)n, V), sub = part_elems(part, (size_t)nb, V);
         for (int q = 0; q < n; q++) {
@@ -103,16 +101,16 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
             copy_range(buf, send, lo, hi, vec);
         }
         __syncthreads();
-        signal_peers(a, &ready1[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready1 + b, MB, e, &st, &seen)) return;
+        signal_ready(a, &ready1[(size_t)me * MB + b], e);
+        if (wait_ready(a, ready1 + b, e, &st)) return;
         sub_range(a.count, part, sub, me, b, &lo, &hi);
         /* my part: into recv, then into my buf for the peers (each thread copies the
          * elements it reduced: only it read them from my buf) */
         reduce_range<T, OP>(recv, peer, n, 0, lo, hi, vec);
         copy_range(buf, (const T *)recv, lo, hi, vec);
-        if (check_seen(a, seen, &st)) return; /* (its barrier orders the copy before ready2) */
-        signal_peers(a, &ready2[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready2 + b, MB, e, &st)) return;
+        __syncthreads(); /* the copy before ready2 */
+        signal_ready(a, &ready2[(size_t)me * MB + b], e);
+        if (wait_ready(a, ready2 + b, e, &st)) return;
         for (int k = 1; k < n; k++) {
             int q = (me + k) % n;
             sub_range(a.count, part, sub, q, b, &lo, &hi);

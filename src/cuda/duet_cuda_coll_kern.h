@@ -5,7 +5,8 @@
  *
  * My scratch, at the same offset in every rank's part of the GPU heap (uint64 flag words,
  * then two data buffers, one per call parity; n = pes, MB = DUET_CUDA_COLL_MAX_BLOCKS):
- *   ready1[q * MB + b]   epoch at which pe q's block b has its input in q's scratch (q writes)
+ *   ready1[q * MB + b]   epoch at which pe q's block b has its input in q's scratch (q writes;
+ *                        a ready flag is e << 16 | the call's tag: duet_cuda_sig_flag)
  *   ready2[q * MB + b]   two-shot: epoch at which pe q's block b has its reduced part ready
  *   done[q]              epoch up to which pe q has finished reading my scratch (q writes)
  *   counter              my blocks that have finished, cumulative (only I touch it)

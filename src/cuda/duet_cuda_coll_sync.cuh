@@ -20,25 +20,37 @@ namespace duet_cuda_sync {
 
 using namespace duet_dev_detail;
 
+/* Pe t's ready flag v, seen by a wait for epoch e, against my call (thread t): a flag of e
+ * must carry my word's tag; a flag of a later epoch cannot tell, and pe t's line (written
+ * before any of its flags) must then hold my word (duet_cuda_sig_kern.h). A mismatch is
+ * recorded (with the word of pe t's line) and its status returned; else 0. */
+__device__ inline int judge_ready(const duet_cuda_coll_args_t &a, int t, uint64_t v, uint64_t e)
+{
+    if (!a.sig || (v >> 16 == e && (v & 0xffff) == duet_cuda_sig_tag(a.sig))) return 0;
+    const uint64_t *lines = (const uint64_t *)(const void *)(a.scratch + duet_cuda_coll_sig_off(a.h.n_pes));
+    uint64_t w = duet_cuda_sig::theirs(a.h, lines, t, a.sig);
+    if (v >> 16 != e && !duet_cuda_sig::not_mine(w, a.sig)) return 0;
+    return duet_cuda_sig::report(a.fail, t, a.sig, w);
+}
+
 /* Threads t < n, t != me, wait until flags[t * stride] >= target; the block learns the
  * outcome (0, or the status that stopped it: the abort word, the deadline, or a mismatch of
  * call signatures). While waiting, every ABORT_EVERY polls, each looks at pe t's line for my
- * call (another hash there: a mismatch). With `seen`, once the flag is seen each loads pe t's
- * line into *seen, for check_seen to judge after the block's next work (the load's latency
- * hides behind it). Contains __syncthreads. */
+ * call (another hash there: a mismatch). With `ready`, the flags are ready flags and target
+ * is e << 16: each flag seen is judged against my call (judge_ready). Contains __syncthreads. */
 __device__ inline int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t *flags, int stride, uint64_t target,
-                                 int *shared_st, uint64_t *seen = nullptr)
+                                 int *shared_st, bool ready = false)
 {
     const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
-    const uint64_t *lines = (const uint64_t *)(const void *)(a.scratch + duet_cuda_coll_sig_off(n));
     if (t < n && t != me) {
         const uint64_t *f = flags + (size_t)t * (size_t)stride;
-        uint64_t start = 0;
-        bool ok = true;
-        for (unsigned polls = 0; ld_acquire_u64(f) < target; polls++) {
+        uint64_t start = 0, v;
+        int st = 0;
+        for (unsigned polls = 0; (v = ld_acquire_u64(f)) < target; polls++) {
             if ((polls & (ABORT_EVERY - 1)) != ABORT_EVERY - 1) continue;
-            int st = abort_status(a.h);
+            st = abort_status(a.h);
             if (!st) {
+                const uint64_t *lines = (const uint64_t *)(const void *)(a.scratch + duet_cuda_coll_sig_off(n));
                 uint64_t w = duet_cuda_sig::theirs(a.h, lines, t, a.sig);
                 if (duet_cuda_sig::differs(w, a.sig)) st = duet_cuda_sig::report(a.fail, t, a.sig, w);
             }
@@ -47,17 +59,10 @@ __device__ inline int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t 
                 if (!start) start = tn;
                 else if (tn - start > (uint64_t)a.timeout_ns) st = DUET_ERR_TIMEOUT;
             }
-            if (st) {
-                atomicCAS(shared_st, 0, st);
-                ok = false;
-                break;
-            }
-            if (*(volatile int *)shared_st) {
-                ok = false;
-                break;
-            }
+            if (st || *(volatile int *)shared_st) break;
         }
-        if (seen && ok) *seen = duet_cuda_sig::theirs(a.h, lines, t, a.sig);
+        if (!st && ready && v >= target) st = judge_ready(a, t, v, target >> 16);
+        if (st) atomicCAS(shared_st, 0, st);
     }
     __syncthreads();
     int st = *(volatile int *)shared_st;
@@ -65,18 +70,12 @@ __device__ inline int wait_peers(const duet_cuda_coll_args_t &a, const uint64_t 
     return st;
 }
 
-/* After wait_peers(..., &w): pe t's line must hold my word, since its flag for my call was
- * released after it (duet_cuda_sig_kern.h); a mismatch is recorded, and the block learns the
- * outcome as from wait_peers. Contains __syncthreads. */
-__device__ inline int check_seen(const duet_cuda_coll_args_t &a, uint64_t w, int *shared_st)
+/* Ready flags (ready1, ready2: duet_cuda_coll_kern.h) carry the epoch and the call's tag
+ * (duet_cuda_sig_flag). Threads t < n, t != me, wait for pe t's flag of epoch e or later in
+ * flags[t * DUET_CUDA_COLL_MAX_BLOCKS] and judge it against my call, as wait_peers. */
+__device__ inline int wait_ready(const duet_cuda_coll_args_t &a, const uint64_t *flags, uint64_t e, int *shared_st)
 {
-    const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
-    if (t < n && t != me && duet_cuda_sig::not_mine(w, a.sig))
-        atomicCAS(shared_st, 0, duet_cuda_sig::report(a.fail, t, a.sig, w));
-    __syncthreads();
-    int st = *(volatile int *)shared_st;
-    if (st && threadIdx.x == 0) atomicCAS(&a.fail->status, 0, st);
-    return st;
+    return wait_peers(a, flags, DUET_CUDA_COLL_MAX_BLOCKS, e << 16, shared_st, true);
 }
 
 /* Thread 0: my call's word into my line (before any flag). */
@@ -90,6 +89,12 @@ __device__ __forceinline__ void signal_peers(const duet_cuda_coll_args_t &a, uin
 {
     const int n = a.h.n_pes, me = a.h.my_pe, t = (int)threadIdx.x;
     if (t < n && t != me) st_release_u64(duet_dev_ptr(a.h, flag, t), value);
+}
+
+/* Threads t < n, t != me, release my ready flag of epoch e (an address in my scratch) on pe t. */
+__device__ __forceinline__ void signal_ready(const duet_cuda_coll_args_t &a, uint64_t *flag, uint64_t e)
+{
+    signal_peers(a, flag, duet_cuda_sig_flag(e, a.sig));
 }
 
 /* 1 in every thread of the last of the call's blocks to get here (the block counter is

@@ -29,7 +29,8 @@
  *   broadcast       the root's send into my recv (the root: its own, unless in place).
  * Only what is read remotely must be symmetric: allreduce both buffers, broadcast the root's
  * send, an in-place allgather the receive buffer, the others every send; a rank's own recv may be any device memory otherwise.
- * The call's signature is published before step 1 and checked when a peer's ready1 is seen;
+ * The call's signature is published before step 1, and every ready flag carries its tag, checked
+ * when the flag is seen (before any remote read);
  * every wait polls the abort word, the peer's line and the deadline, as the shot kernels do.
  *
  * nb blocks: at most what can be resident with every rank of the GPU running its own at once
@@ -71,9 +72,8 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) direct_kernel(duet_cud
     publish_call(a); /* before any flag of mine (duet_cuda_sig_kern.h) */
     __syncthreads();
     /* 1. */
-    signal_peers(a, &ready1[(size_t)me * MB + b], e);
-    uint64_t seen = 0;
-    if (wait_peers(a, ready1 + b, MB, e, &st, &seen) || check_seen(a, seen, &st)) return;
+    signal_ready(a, &ready1[(size_t)me * MB + b], e);
+    if (wait_ready(a, ready1 + b, e, &st)) return;
     /* 2. */
     size_t lo, hi, sub = part_elems(count, (size_t)nb, V); /* one range of count elements */
     sub_range(count, count, sub, 0, b, &lo, &hi);
@@ -84,8 +84,8 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) direct_kernel(duet_cud
         sub_range(count, part, sub, me, b, &lo, &hi);
         reduce_range<T, OP>(recv, send_of, n, 0, lo, hi, al16(send) && al16(recv));
         __syncthreads();
-        signal_peers(a, &ready2[(size_t)me * MB + b], e);
-        if (wait_peers(a, ready2 + b, MB, e, &st)) return;
+        signal_ready(a, &ready2[(size_t)me * MB + b], e);
+        if (wait_ready(a, ready2 + b, e, &st)) return;
         for (int k = 1; k < n; k++) {
             int q = (me + k) % n; /* every rank starts on another peer: spreads the reads */
             sub_range(count, part, sub, q, b, &lo, &hi);

@@ -39,8 +39,10 @@ __device__ __forceinline__ bool not_mine(uint64_t w, uint64_t word)
     return word && w != word && (int32_t)((uint32_t)(w >> 32) - (uint32_t)(word >> 32)) <= 0;
 }
 
-/* Records a mismatch with peer q (the first finding wins) and returns DUET_ERR_INVALID_ARG. */
-__device__ inline int report(duet_cuda_fail_t *f, int q, uint64_t mine, uint64_t found)
+/* Records a mismatch with peer q (the first finding wins) and returns DUET_ERR_INVALID_ARG.
+ * Out of line: inlined at every wait it made the kernels' fast path spill registers to local
+ * memory (the one-shot float sum: 32 bytes, +5 % on an 8-byte call). */
+static __device__ __noinline__ int report(duet_cuda_fail_t *f, int q, uint64_t mine, uint64_t found)
 {
     if (atomicCAS(&f->claimed, 0, 3) == 0) { /* 3: being written (another block may set status meanwhile) */
         f->peer = q;

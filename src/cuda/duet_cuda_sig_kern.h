@@ -17,13 +17,18 @@
  *                                            for nothing remote)
  *
  * and a peer reads it where it lies (a load through the mapping, off the fast path: while
- * waiting, or issued once a flag is seen and judged after the work that follows). The
- * executor also writes its word into the last 8 bytes of every inbox slot it fills (a slot's
- * data never reaches them). Checks:
- *   - a flag kernel (shot, direct) that has seen peer q's flag for its call reads q's line: the
- *     flag is released after the line, so another word is a mismatch (q's flag came from a call
- *     with other arguments, or from another call) — unless q's line is already that of a call
- *     DUET_CUDA_SIG_LINES or more later, which cannot be told from a match;
+ * waiting, or when a flag cannot tell). The flag kernels (shot, direct) also put a 16-bit tag
+ * of the word into every ready flag they release (duet_cuda_sig_flag: the epoch above it), so
+ * the load that sees a flag sees the tag. The executor writes its word into the last 8 bytes
+ * of every inbox slot it fills (a slot's data never reaches them). Checks:
+ *   - a flag kernel that sees peer q's ready flag of its own epoch compares the flag's tag with
+ *     its own: another tag is a mismatch (q's flag came from a call with other arguments, or
+ *     from another call), found with no further load. A flag of a later epoch (q ran on) sends
+ *     it to q's line, written before the flag: another word there is a mismatch, unless the
+ *     line is already that of a call DUET_CUDA_SIG_LINES or more later, which cannot be told
+ *     from a match. Two words of one tag (one pair of differing calls in 65,536) pass this
+ *     check; the wait's look at the line (below) and the host's comparison of the neighbours'
+ *     published calls when a call is queued still see them;
  *   - the executor compares every message's word with its own as it takes the message (read
  *     before the data moves, judged after, before the slot is freed): a message of another call
  *     (one a peer sent in a call where I sent or received something else) fails the call, so
@@ -63,6 +68,20 @@ typedef struct {
 DUET_CUDA_SIG_HD static inline uint64_t duet_cuda_sig_word(uint64_t call, uint32_t hash)
 {
     return (uint64_t)(uint32_t)call << 32 | hash;
+}
+
+/* The 16-bit tag of a word that a ready flag carries (the call number and the hash folded). */
+DUET_CUDA_SIG_HD static inline uint64_t duet_cuda_sig_tag(uint64_t word)
+{
+    uint32_t x = (uint32_t)word ^ (uint32_t)(word >> 32);
+    return (x ^ x >> 16) & 0xffff;
+}
+
+/* A ready flag of epoch e for the call of `word`: e in the high 48 bits (e << 16 is the
+ * least value a wait for e accepts), the word's tag in the low 16. */
+DUET_CUDA_SIG_HD static inline uint64_t duet_cuda_sig_flag(uint64_t e, uint64_t word)
+{
+    return e << 16 | duet_cuda_sig_tag(word);
 }
 
 /* The index of the line for the call of `word`. */
