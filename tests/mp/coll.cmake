@@ -10,6 +10,10 @@
 # left out) with the tuner's choice and with the direct allgather / reduce-scatter forced.
 # DUET_WAIT_TIMEOUT is set below duetrun's --timeout so that a hang ends with Duet's message
 # naming what it waited for; test_coll stops at the first timeout (later cases would cascade).
+# test_coll is two files: test_coll.c (tests/CMakeLists.txt builds it) and coll_expect.c, what each
+# case must produce (the inputs, the reference results, the expected statuses; test_coll.h).
+target_sources(test_coll PRIVATE ${CMAKE_CURRENT_LIST_DIR}/coll_expect.c)
+
 function(duet_coll_test_ name)
   cmake_parse_arguments(T "" "TIMEOUT" "RANKS;ENV" ${ARGN})
   set(xs -x DUET_WAIT_TIMEOUT=60)
