@@ -159,4 +159,8 @@ duet_status_t duet_coll_hier_dbtree_allreduce(const duet_coll_args_t *a, duet_sc
 duet_status_t duet_coll_hier_tree_broadcast(const duet_coll_args_t *a, duet_sched_t *s);
 duet_status_t duet_coll_hier_tree_reduce(const duet_coll_args_t *a, duet_sched_t *s);
 
+/* The collectives' module of a communicator's life (core/duet_comm_mod.h, duet_coll_mod.c): its
+ * channels, then the tuner's decisions and the executor's bookkeeping. */
+extern const struct duet_comm_mod duet_coll_comm_mod;
+
 #endif

@@ -54,7 +54,7 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)%s", fn, root, c->size,
                               root == c->rank ? " (a send or receive to itself: on GPU buffers, inside a group)" : "");
     /* duet_allreduce routes GPU work before it comes here (duet_cuda_coll_routes) */
-    if (stream && !c->heap->gpu)
+    if (stream && !c->heap->dev)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this communicator has only "
                               "the CPU backend (pass NULL for host buffers)", fn);
     size_t sc, rc, bytes;

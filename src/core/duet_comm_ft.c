@@ -54,7 +54,8 @@
 #include <string.h>
 #include "core/duet_comm_ft.h"
 #include "core/duet_ft.h"
-#include "cuda/duet_cuda_heap.h"
+#include "core/duet_comm_mod.h"
+#include "heap/duet_heap_dev.h"
 
 #define ATTEMPTS 256 /* retries of one agree: each needs a death during the one before */
 
@@ -113,7 +114,7 @@ void duet_comm_revoke_status_(duet_comm_t c, duet_status_t status)
         atomic_store_explicit(&a->abort, status, memory_order_release);
         duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[r]])->doorbell);
     }
-    duet_cuda_set_abort(c, status);
+    duet_comm_mods_abort(c, status);
     DUET_LOG(INFO, INIT, "rank %d revoked its communicator of %d ranks (%s)", c->rank, c->size,
              duet_status_str(status));
 }
@@ -296,9 +297,7 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
     }
     free(used);
     if (st == DUET_OK) { /* my words of the slot start from zero before any member may use them */
-        memset(duet_heap_slot(h->local_base, slot), 0, sizeof(duet_team_slot_t));
-        memset(duet_heap_ft(h->local_base, slot), 0, sizeof(duet_ft_area_t));
-        st = duet_cuda_heap_slot_reset(h->gpu, slot);
+        st = duet_heap_slot_reset(h, slot);
     }
     if (st == DUET_OK) st = duet_boot_barrier(&boot);
     if (st == DUET_OK) {

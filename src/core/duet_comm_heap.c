@@ -11,7 +11,7 @@
 #include <string.h>
 #include "core/duet_comm.h"
 #include "core/duet_ft.h"
-#include "cuda/duet_cuda_heap.h"
+#include "heap/duet_heap_dev.h"
 #include "duet/duet_cuda.h"
 
 /* the GPU heap's requests are kinds of their own: a host call on one rank and a device call
@@ -239,15 +239,15 @@ void *duet_malloc_device(duet_comm_t c, size_t size)
     static const char fn[] = "duet_malloc_device";
     if (duet_comm_check(c, fn)) return NULL;
     duet_status_t mine = verdict(c, fn);
-    if (!mine && !c->heap->gpu) {
-#ifdef DUET_HAVE_CUDA
-        mine = DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: no GPU heap on this communicator (%s)", fn,
-                         duet_cuda_available() ? "some rank has no GPU, or its DUET_CUDA=off"
-                                               : "no usable GPU here, or DUET_CUDA=off");
-#else
-        mine = DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this Duet is built without the CUDA backend "
-                         "(configure with -DDUET_CUDA=ON where nvcc is installed)", fn);
-#endif
+    if (!mine && !c->heap->dev) {
+        const duet_heap_dev_ops_t *ops = duet_heap_dev_builtin;
+        if (ops)
+            mine = DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: no GPU heap on this communicator (%s)", fn,
+                             ops->available() ? "some rank has no GPU, or its DUET_CUDA=off"
+                                              : "no usable GPU here, or DUET_CUDA=off");
+        else
+            mine = DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this Duet is built without the CUDA backend "
+                             "(configure with -DDUET_CUDA=ON where nvcc is installed)", fn);
     }
     heap_req_t req = {REQ_ALLOC_DEVICE, (int32_t)mine, size, 256};
     if (agree(c, &req, fn)) return NULL;
@@ -256,9 +256,9 @@ void *duet_malloc_device(duet_comm_t c, size_t size)
         return NULL;
     }
     void *p = NULL;
-    duet_status_t st = duet_cuda_heap_alloc(c->heap->gpu, size, &p, fn);
+    duet_status_t st = c->heap->dev_ops->alloc(c->heap, size, &p, fn);
     if ((st = agree_outcome(c, st, fn)) != DUET_OK) {
-        if (p) duet_cuda_heap_free(c->heap->gpu, p, fn);
+        if (p) c->heap->dev_ops->free(c->heap, p, fn);
         return NULL;
     }
     duet_error_clear();
@@ -272,10 +272,10 @@ duet_status_t duet_free(duet_comm_t c, void *ptr)
     if (st) return st;
     duet_status_t mine = verdict(c, fn);
     duet_heap_t *h = c->heap;
-    int device = ptr && duet_cuda_heap_owns(h->gpu, ptr);
+    int device = ptr && duet_heap_dev_owns(h, ptr, 1);
     size_t off = 0;
     if (device) {
-        off = duet_cuda_heap_offset(h->gpu, ptr);
+        off = h->dev_ops->offset(h, ptr);
     } else if (ptr) {
         uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
         off = (uintptr_t)ptr - (uintptr_t)h->local_base;
@@ -291,7 +291,7 @@ duet_status_t duet_free(duet_comm_t c, void *ptr)
     heap_req_t req = {device ? REQ_FREE_DEVICE : REQ_FREE, (int32_t)mine, ptr ? off : UINT64_MAX, 0};
     if ((st = agree(c, &req, fn)) || !ptr) return st;
     if (device) { /* the GPU heap checks its block itself: its outcome is agreed on too */
-        st = agree_outcome(c, duet_cuda_heap_free(h->gpu, ptr, fn), fn);
+        st = agree_outcome(c, h->dev_ops->free(h, ptr, fn), fn);
         return duet_error_ok(st);
     }
     pthread_mutex_lock(&h->lock);

@@ -14,9 +14,8 @@
 #include "core/duet_ft.h"
 #include "core/duet_host.h"
 #include "tport/duet_tport_net.h"
-#include "coll/duet_coll_tune.h"
-#include "cuda/duet_cuda_heap.h"
-#include "cuda/duet_cuda_proxy.h"
+#include "core/duet_comm_mod.h"
+#include "heap/duet_heap_dev.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
@@ -178,16 +177,12 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
                                                &c->host_of);
         if (st == DUET_OK) st = duet_heap_create(&c->heap, &c->boot, heap_size, tag, shm);
         free(shm);
-        if (st == DUET_OK) st = duet_cuda_heap_create(c->heap, &c->boot, tag, device);
+        if (st == DUET_OK) st = duet_heap_dev_create(c->heap, &c->boot, tag, device);
     }
-    if (st == DUET_OK && (st = duet_coll_chan_create(c, &c->chan)) == DUET_OK &&
-        (st = duet_coll_chan_create(c, &c->p2p)) != DUET_OK)
-        duet_coll_chan_destroy(c, c->chan);
-    if (st == DUET_OK) /* by reference for collectives only: a send would wait for its receiver */
-        c->chan->byref = duet_cfg()->coll_byref != 0;
+    if (st == DUET_OK) st = duet_comm_mods_open(c);
     if (st != DUET_OK && c->heap) {
         if (parent) parent->children--;
-        else duet_cuda_heap_destroy(c->heap->gpu);
+        else duet_heap_dev_destroy(c->heap);
         duet_heap_release(c->heap);
     }
     if (st != DUET_OK) {
@@ -223,11 +218,7 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     c->magic = DUET_COMM_MAGIC;
     if (duet_ft_watch(c) != DUET_OK) /* a communicator without its detector still works */
         DUET_LOG(WARN, INIT, "this communicator's failures will only be seen as timeouts");
-    /* collective (every rank has a GPU heap or none); after the detector: the proxy asks it
-     * who is dead. Without a proxy everything else works; device calls to remote pes do not */
-    if (!parent && c->heap->gpu && duet_cuda_proxy_start(c) != DUET_OK)
-        DUET_LOG(WARN, CUDA, "rank %d: no GPU proxy (%s): device calls to remote pes are unavailable", c->rank,
-                 duet_last_error());
+    duet_comm_mods_started(c); /* after the detector: a backend's proxy asks it who is dead */
     *out = c;
     return DUET_OK;
 }
@@ -265,7 +256,7 @@ static duet_status_t init_rank(duet_comm_t *comm, int nranks, const duet_unique_
         if (config->bootstrap_timeout_s > 0) timeout = config->bootstrap_timeout_s;
         if (config->struct_size >= offsetof(duet_config_t, cuda_device_current) + sizeof(int) &&
             config->cuda_device_current)
-            device = duet_cuda_current_device();
+            device = DUET_HEAP_DEV_CURRENT;
     }
     duet_boot_t boot;
     duet_status_t st = duet_boot_join(&boot, id, rank, nranks, timeout);
@@ -320,21 +311,14 @@ static duet_status_t comm_free(duet_comm_t c)
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
         st = DUET_OK;
     }
-    if (!c->parent) duet_cuda_proxy_stop(c->heap->gpu); /* it asks the detector about the dead */
+    duet_comm_mods_stopping(c); /* a backend's proxy asks the detector about the dead */
     duet_ft_release(c); /* the barrier asked it who is dead (c->boot.gone) */
     if (c->parent) {
         c->parent->children--;
         c->heap->slots_used &= ~(1ull << c->slot);
     }
-    duet_coll_chan_destroy(c, c->chan);
-    duet_coll_chan_destroy(c, c->p2p);
-    duet_coll_tune_free(c);
-    free(c->exec_mem);
-    duet_cuda_comm_release(c->cuda);
-    if (!c->parent) { /* the root goes last: no team shares its GPU heap any more */
-        duet_cuda_heap_destroy(c->heap->gpu);
-        c->heap->gpu = NULL;
-    }
+    duet_comm_mods_close(c);
+    if (!c->parent) duet_heap_dev_destroy(c->heap); /* the root goes last: no team shares it any more */
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     duet_comm_live_remove(c);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include "core/duet_comm.h"
 #include "core/duet_ft.h"
-#include "cuda/duet_cuda_heap.h"
+#include "heap/duet_heap_dev.h"
 
 typedef struct {
     int32_t color, key;
@@ -106,9 +106,7 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     if (st != DUET_OK) goto out;
     /* my flags and fault-tolerance words of the slot start from zero before any member may
      * use them */
-    memset(duet_heap_slot(parent->heap->local_base, slot), 0, sizeof(duet_team_slot_t));
-    memset(duet_heap_ft(parent->heap->local_base, slot), 0, sizeof(duet_ft_area_t));
-    st = duet_cuda_heap_slot_reset(parent->heap->gpu, slot);
+    st = duet_heap_slot_reset(parent->heap, slot);
     if (st == DUET_OK) st = duet_boot_barrier(&boot);
     if (st != DUET_OK) {
         duet_boot_close(&boot);

@@ -48,7 +48,7 @@
 #include <sys/syscall.h>
 #include "core/duet_ft.h"
 #include "core/duet_hang.h"
-#include "cuda/duet_cuda_heap.h"
+#include "core/duet_comm_mod.h"
 #include "tport/duet_tport_net.h"
 
 #define ZOMBIE_EVERY 10 /* without pidfds: read /proc for zombies every 10th period */
@@ -121,7 +121,7 @@ static void abort_if_member_dead(duet_comm_t c)
     int32_t none = 0; /* (the wait context points at abort_why from the start) */ /* a revoke already there stays */
     atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->abort, &none, DUET_ERR_PEER_FAILED,
                                             memory_order_release, memory_order_relaxed);
-    duet_cuda_set_abort(c, DUET_ERR_PEER_FAILED);
+    duet_comm_mods_abort(c, DUET_ERR_PEER_FAILED);
     DUET_LOG(WARN, INIT, "communicator of %d ranks (rank %d here): %s; its waits now return "
              "DUET_ERR_PEER_FAILED", c->size, c->rank, c->abort_why);
 }
@@ -236,7 +236,7 @@ static int carry_to_gpu(void)
         if (!c->cuda) continue;
         any = 1;
         int a = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire);
-        if (a < 0) duet_cuda_set_abort(c, (duet_status_t)a); /* a store; again each time is harmless */
+        if (a < 0) duet_comm_mods_abort(c, (duet_status_t)a); /* a store; again each time is harmless */
     }
     return any;
 }

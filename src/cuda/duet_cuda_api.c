@@ -116,7 +116,7 @@ duet_status_t duet_device_comm_get(duet_comm_t c, duet_device_comm_t *out)
     duet_status_t st = duet_comm_check(c, fn);
     if (st) return st;
     if (!out) return DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "%s: out is NULL", fn);
-    duet_cuda_heap_t *g = c->heap->gpu;
+    duet_cuda_heap_t *g = duet_cuda_heap_of(c->heap);
     if (!g)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, CUDA, "%s: this communicator has no GPU heap (no GPU on some "
                          "rank, or DUET_CUDA=off)", fn);
@@ -175,8 +175,8 @@ int duet_cuda_available(void)
 
 int duet_cuda_device(duet_comm_t c)
 {
-    if (duet_comm_check(c, "duet_cuda_device") || !c->heap->gpu) return -1;
-    return c->heap->gpu->device;
+    if (duet_comm_check(c, "duet_cuda_device") || !duet_cuda_heap_of(c->heap)) return -1;
+    return duet_cuda_heap_of(c->heap)->device;
 }
 
 int duet_cuda_describe(char *buf, size_t len)

@@ -89,7 +89,7 @@ void duet_cuda_coll_release(void *state)
 static int is_device(duet_comm_t c, const void *p)
 {
     if (!p) return 0;
-    if (duet_cuda_heap_owns(c->heap->gpu, p)) return 1;
+    if (duet_cuda_heap_owns(duet_cuda_heap_of(c->heap), p)) return 1;
     const char *host = c->heap->local_base; /* my host segment: host memory, no query needed */
     if ((const char *)p >= host && (const char *)p < host + c->heap->seg_size) return 0;
     struct cudaPointerAttributes at;
@@ -102,7 +102,7 @@ static int is_device(duet_comm_t c, const void *p)
 
 int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream)
 {
-    if (!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC || !c->heap || !c->heap->gpu) return 0;
+    if (!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC || !c->heap || !duet_cuda_heap_of(c->heap)) return 0;
     int where = (is_device(c, sendbuf) ? DUET_CUDA_SEND_DEVICE : 0) |
                 (is_device(c, recvbuf) ? DUET_CUDA_RECV_DEVICE : 0);
     return stream != NULL || where ? DUET_CUDA_ROUTED | where : 0;
@@ -225,8 +225,8 @@ duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t 
     duet_status_t st = duet_cuda_coll_failure(c, fn);
     if (st) return st;
     cudaError_t err;
-    if ((err = cudaSetDevice(c->heap->gpu->device)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: cudaSetDevice(%d)", fn, c->heap->gpu->device);
+    if ((err = cudaSetDevice(duet_cuda_heap_of(c->heap)->device)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: cudaSetDevice(%d)", fn, duet_cuda_heap_of(c->heap)->device);
     if (s->have_last && s->last_stream != cs && (err = cudaStreamWaitEvent(cs, s->last, 0)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: ordering stream %p behind the last call's", fn, (void *)cs);
     return DUET_OK;
@@ -322,7 +322,7 @@ static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k,
     char forced[64];
     duet_coll_forced_algo(k->kind, forced, sizeof forced);
     if (forced[0] && !(k->kind == DUET_COLL_ALLREDUCE && strcmp(forced, "twoshot") == 0)) return DUET_OK;
-    const duet_cuda_heap_t *g = c->heap->gpu;
+    const duet_cuda_heap_t *g = duet_cuda_heap_of(c->heap);
     const char *base = g->peer[g->my_pe];
     int is_root = c->rank == k->root, bcast = k->kind == DUET_COLL_BROADCAST;
     /* an in-place allgather's symmetric buffer is its receive buffer (its send is block rank) */

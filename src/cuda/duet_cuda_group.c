@@ -250,7 +250,7 @@ static duet_status_t run_all(void)
     int several = 0;
     for (int i = 1; i < nops; i++) several |= ops[i].k.stream != ops[0].k.stream;
     cudaEvent_t ev = NULL;
-    cudaError_t err = cudaSetDevice(ops[0].comm->heap->gpu->device);
+    cudaError_t err = cudaSetDevice(duet_cuda_heap_of(ops[0].comm->heap)->device);
     if (err == cudaSuccess && several) err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "duet_group_end: preparing the group's streams");
     duet_status_t st = several ? join_streams(ev, lead, 0) : DUET_OK;

@@ -19,6 +19,7 @@
 #include "cuda/duet_cuda_driver.h"
 #include "cuda/duet_cuda_fdpass.h"
 #include "cuda/duet_cuda_proxy.h"
+#include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_state.h"
 #include "core/duet_host.h"
 
@@ -347,7 +348,8 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
         duet_cuda_heap_destroy(g);
         return st;
     }
-    h->gpu = g;
+    h->dev = g;
+    h->dev_ops = &duet_cuda_heap_ops;
     DUET_LOG(INFO, CUDA, "GPU heap: device %d, %zu bytes per rank, %s", g->device, g->part_bytes,
              g->vmm ? "VMM (one range, fixed stride)" : "cudaIpc fallback");
     return DUET_OK;
@@ -365,7 +367,8 @@ int duet_cuda_current_device(void)
 
 duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device)
 {
-    h->gpu = NULL;
+    h->dev = NULL;
+    if (device == DUET_HEAP_DEV_CURRENT) device = duet_cuda_current_device();
     int n = b->nranks;
     who_t mine = {.pid = (int32_t)getpid()}, *all = malloc(sizeof *all * (size_t)n);
     uint8_t *local = malloc((size_t)n);
@@ -391,3 +394,32 @@ duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *
     free(pids);
     return st ? duet_error_wrap(st, "GPU heap") : DUET_OK;
 }
+
+/* ---- the heap layer's table (heap/duet_heap_dev.h) */
+static void ops_destroy(duet_heap_t *h) { duet_cuda_heap_destroy(duet_cuda_heap_of(h)); }
+static int ops_owns(const duet_heap_t *h, const void *p, size_t n)
+{
+    return duet_cuda_rma_owns(duet_cuda_heap_of(h), p, n ? n : 1);
+}
+static duet_status_t ops_alloc(duet_heap_t *h, size_t size, void **out, const char *fn)
+{
+    return duet_cuda_heap_alloc(duet_cuda_heap_of(h), size, out, fn);
+}
+static duet_status_t ops_free(duet_heap_t *h, void *p, const char *fn)
+{
+    return duet_cuda_heap_free(duet_cuda_heap_of(h), p, fn);
+}
+static size_t ops_offset(const duet_heap_t *h, const void *p) { return duet_cuda_heap_offset(duet_cuda_heap_of(h), p); }
+static void *ops_peer(const duet_heap_t *h, const void *p, int heap_pe)
+{
+    return duet_cuda_heap_peer(duet_cuda_heap_of(h), p, heap_pe);
+}
+static duet_status_t ops_slot_reset(duet_heap_t *h, int slot)
+{
+    return duet_cuda_heap_slot_reset(duet_cuda_heap_of(h), slot);
+}
+
+const duet_heap_dev_ops_t duet_cuda_heap_ops = {
+    .size = sizeof(duet_heap_dev_ops_t), .name = "cuda", .create = duet_cuda_heap_create, .destroy = ops_destroy,
+    .owns = ops_owns, .alloc = ops_alloc, .free = ops_free, .offset = ops_offset, .peer = ops_peer,
+    .slot_reset = ops_slot_reset, .available = duet_cuda_available};

@@ -110,7 +110,7 @@ int duet_cuda_rma_owns(const duet_cuda_heap_t *g, const void *p, size_t bytes)
 /* pe's copy of my symmetric `sym`, in my mapping. */
 static duet_status_t peer_addr(duet_comm_t c, const void *sym, int pe, const char *fn, char **out)
 {
-    duet_cuda_heap_t *g = c->heap->gpu;
+    duet_cuda_heap_t *g = duet_cuda_heap_of(c->heap);
     *out = duet_cuda_heap_peer(g, sym, c->heap_pe[pe]);
     if (!*out)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: pe %d's GPU memory is not mapped here (another host)",
@@ -132,7 +132,7 @@ duet_status_t duet_cuda_rma_put(duet_comm_t c, void *sym, const void *src, size_
     rma_dev_t *s;
     char *dst;
     duet_status_t st;
-    if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
+    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
     const duet_cu_t *cu = nbi == 2 && (n == 4 || n == 8) && ((uintptr_t)dst & (n - 1)) == 0 ? duet_cu() : NULL;
     if (cu && cu->StreamWriteValue64) { /* p of a word: a stream memory operation, lighter than a kernel */
         uint64_t v64 = 0;
@@ -153,7 +153,7 @@ duet_status_t duet_cuda_rma_get(duet_comm_t c, void *dst, const void *sym, size_
     rma_dev_t *s;
     char *src;
     duet_status_t st;
-    if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, sym, pe, fn, &src))) return st;
+    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &src))) return st;
     return finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, fn);
 }
 
@@ -166,7 +166,7 @@ duet_status_t duet_cuda_rma_strided(duet_comm_t c, int is_put, void *dst, const 
     if (dst_stride < 1 || src_stride < 1)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: strides %td and %td on GPU memory: only strides >= 1",
                          fn, dst_stride, src_stride);
-    if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, is_put ? dst : src, pe, fn, &remote)))
+    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, is_put ? dst : src, pe, fn, &remote)))
         return st;
     cudaError_t err = cudaMemcpy2DAsync(is_put ? remote : dst, (size_t)dst_stride * es, is_put ? src : remote,
                                         (size_t)src_stride * es, es, nelems, cudaMemcpyDefault, s->stream);
@@ -179,7 +179,7 @@ duet_status_t duet_cuda_rma_amo(duet_comm_t c, int op, void *sym, size_t width, 
     rma_dev_t *s;
     char *dst;
     duet_status_t st;
-    if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
+    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
     if (!fetched) /* completes at quiet, like a put */
         return finish(s, (cudaError_t)duet_cuda_k_amo(dst, (int)width, op, operand, cond, NULL, s->stream), 1,
                       fn);
@@ -197,7 +197,7 @@ duet_status_t duet_cuda_rma_signal(duet_comm_t c, uint64_t *sig, uint64_t value,
     rma_dev_t *s;
     char *dst;
     duet_status_t st;
-    if ((st = dev_state(c->heap->gpu, &s, fn)) || (st = peer_addr(c, sig, pe, fn, &dst))) return st;
+    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sig, pe, fn, &dst))) return st;
     int op = sig_op == DUET_SIGNAL_ADD ? DUET_CUDA_K_ADD : DUET_CUDA_K_SET;
     return finish(s, (cudaError_t)duet_cuda_k_amo(dst, 8, op, value, 0, NULL, s->stream), nbi, fn);
 }
@@ -205,15 +205,15 @@ duet_status_t duet_cuda_rma_signal(duet_comm_t c, uint64_t *sig, uint64_t value,
 duet_status_t duet_cuda_rma_read(duet_comm_t c, void *host, const void *local, size_t n, const char *fn)
 {
     rma_dev_t *s;
-    duet_status_t st = dev_state(c->heap->gpu, &s, fn);
+    duet_status_t st = dev_state(duet_cuda_heap_of(c->heap), &s, fn);
     if (st) return st;
     return finish(s, cudaMemcpyAsync(host, local, n, cudaMemcpyDeviceToHost, s->stream), 0, fn);
 }
 
 duet_status_t duet_cuda_rma_quiet(duet_comm_t c)
 {
-    int device = c->heap->gpu->device;
-    duet_status_t pst = c->heap->gpu->proxy ? duet_cuda_proxy_quiet(c) : DUET_OK; /* kernels' remote calls */
+    int device = duet_cuda_heap_of(c->heap)->device;
+    duet_status_t pst = duet_cuda_heap_of(c->heap)->proxy ? duet_cuda_proxy_quiet(c) : DUET_OK; /* kernels' remote calls */
     rma_dev_t *s = device >= 0 && device < MAX_DEVICES ? atomic_load_explicit(&devs[device], memory_order_acquire)
                                                        : NULL;
     if (!s) return pst; /* no GPU-side host call yet */
@@ -239,10 +239,10 @@ static duet_status_t stream_check(duet_comm_t c, const char *fn, rma_dev_t **s)
 {
     duet_status_t st = duet_comm_check(c, fn);
     if (st) return st;
-    if (!c->heap->gpu)
+    if (!duet_cuda_heap_of(c->heap))
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: this communicator has no GPU heap (no GPU on some rank, "
                          "or DUET_CUDA=off)", fn);
-    return dev_state(c->heap->gpu, s, fn);
+    return dev_state(duet_cuda_heap_of(c->heap), s, fn);
 }
 
 /* The checks of a symmetric GPU address of pe; its address in my mapping. */
@@ -253,7 +253,7 @@ static duet_status_t stream_target(duet_comm_t c, const void *sym, size_t bytes,
     if (st) return st;
     if ((unsigned)pe >= (unsigned)c->size)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
-    if (!duet_cuda_rma_owns(c->heap->gpu, sym, bytes ? bytes : 1))
+    if (!duet_cuda_rma_owns(duet_cuda_heap_of(c->heap), sym, bytes ? bytes : 1))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s %p (+%zu bytes) is not inside the GPU heap", fn, what,
                               sym, bytes);
     return peer_addr(c, sym, pe, fn, peer);
@@ -363,7 +363,7 @@ duet_status_t duet_launch_collective(duet_comm_t c, const void *func, duet_dim3_
     unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
     if (!blocks || !threads || threads > 1024)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: grid %llu blocks of %llu threads", fn, blocks, threads);
-    int per_sm = 0, sms = 0, coop = 0, dev = c->heap->gpu->device;
+    int per_sm = 0, sms = 0, coop = 0, dev = duet_cuda_heap_of(c->heap)->device;
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, (int)threads, shmem);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);

@@ -93,7 +93,8 @@ typedef struct duet_heap {
     duet_alloc_t *zone;   /* offsets inside the collective zone (add user_end) */
     pthread_mutex_t lock; /* malloc / free / team slots */
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
-    struct duet_cuda_heap *gpu; /* the GPU heap beside it (src/cuda), or NULL */
+    void *dev;            /* the device part beside it, or NULL (duet_heap_dev.h: a backend's) */
+    const struct duet_heap_dev_ops *dev_ops; /* its backend's table, when dev is set */
     struct duet_net *net; /* the UCP context, worker, registration (duet_tport_net.c), or NULL */
     int net_pes;          /* how many pes eps[] reaches by the net transport */
     _Atomic int deaths;   /* heap pes seen dead (src/core/duet_ft.c): one-sided calls look at

@@ -11,6 +11,7 @@
 
 #include "core/duet_comm.h"
 #include "cuda/duet_cuda_rma.h"
+#include "heap/duet_heap_dev.h"
 
 /* DUET_CHECK_BOUNDS=1 (duet_rma_bounds.c): [addr, addr+bytes), already known to lie in the
  * heap at offset off, must also lie inside one live block; else DUET_ERR_INVALID_ARG with a
@@ -52,7 +53,7 @@ static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size
         *off = a - (uintptr_t)h->local_base;
         return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
     }
-    if (h->gpu && duet_cuda_rma_owns(h->gpu, addr, bytes ? bytes : 1)) return DUET_RMA_GPU;
+    if (duet_heap_dev_owns(h, addr, bytes ? bytes : 1)) return DUET_RMA_GPU;
     return duet_rma_offset(c, addr, bytes, fn, what, off); /* the error */
 }
 

@@ -13,7 +13,7 @@
  */
 #include <stdio.h>
 #include "rma/duet_rma.h"
-#include "cuda/duet_cuda_heap.h"
+#include "heap/duet_heap_dev.h"
 
 duet_status_t duet_rma_quiet_all(duet_comm_t c)
 {
@@ -21,7 +21,7 @@ duet_status_t duet_rma_quiet_all(duet_comm_t c)
     duet_status_t st = DUET_OK, first = DUET_OK;
     for (int pe = 0; pe < h->npes; pe++)
         if ((st = h->eps[pe].ops->quiet(&h->eps[pe])) && !first) first = st;
-    if (DUET_UNLIKELY(h->gpu != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
+    if (DUET_UNLIKELY(h->dev != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
     return first;
 }
 
@@ -35,7 +35,7 @@ duet_status_t duet_fence(duet_comm_t c)
         if ((st = h->eps[pe].ops->fence(&h->eps[pe])) && !first) first = st;
     /* GPU-heap operations are ordered among themselves by their stream, not against the
      * host heap's: completing them orders both */
-    if (DUET_UNLIKELY(h->gpu != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
+    if (DUET_UNLIKELY(h->dev != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
     return first;
 }
 
@@ -94,9 +94,9 @@ void *duet_ptr(duet_comm_t c, const void *addr, int pe)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    if (!duet_comm_check(c, "duet_ptr") && duet_cuda_heap_owns(c->heap->gpu, addr)) {
+    if (!duet_comm_check(c, "duet_ptr") && duet_heap_dev_owns(c->heap, addr, 1)) {
         if (duet_rma_pe(c, pe, "duet_ptr", &ep)) return NULL;
-        return duet_cuda_heap_peer(c->heap->gpu, addr, c->heap_pe[pe]);
+        return c->heap->dev_ops->peer(c->heap, addr, c->heap_pe[pe]);
     }
     if (duet_rma_target(c, addr, 1, pe, "duet_ptr", &ep, &off)) return NULL;
     return ep->ops->ptr(ep, off);
@@ -107,6 +107,6 @@ int duet_addr_accessible(duet_comm_t c, const void *addr, int pe)
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
     duet_status_t st = duet_rma_target_where(c, addr, 1, pe, "duet_addr_accessible", &ep, &off);
-    if (st == DUET_RMA_GPU) return duet_cuda_heap_peer(c->heap->gpu, addr, c->heap_pe[pe]) != NULL;
+    if (st == DUET_RMA_GPU) return c->heap->dev_ops->peer(c->heap, addr, c->heap_pe[pe]) != NULL;
     return st == DUET_OK;
 }
