@@ -61,6 +61,14 @@ static void print_settings(void)
         printf("  %-24s = %-12s %s(default %s, %s)\n      %s\n", row.name, row.value,
                row.is_set ? "[set] " : "", row.defval[0] ? row.defval : "\"\"", row.type, row.help);
     }
+    printf("Other software's variables Duet reads:\n");
+    for (size_t i = 0; i < DUET_FOREIGN_COUNT; i++) {
+        const char *name, *help, *value;
+        duet_foreign_row(i, &name, &help, &value);
+        printf("  %-24s %s%s%s\n      %s\n", name, value ? "= " : "(unset)", value ? value : "", "", help);
+    }
+    const char *notes = duet_cfg_alias_notes();
+    if (notes[0]) printf("Not carried over from them:\n  %s\n", notes);
 }
 
 static int print_shm_prefix(void)

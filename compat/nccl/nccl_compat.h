@@ -185,7 +185,7 @@ ncclResult_t nccl_cuda_scale(duet_datatype_t dt, void *dst, const void *src, siz
                              const unsigned char scalar_imm[8], cudaStream_t stream, const char *fn);
 
 /* ---- environment (nccl_env.c) --------------------------------------------------------------- */
-/* NCCL_DEBUG / NCCL_ALGO / NCCL_PROTO... as Duet's settings; once, before Duet reads its own. */
+/* Logs, once, what Duet's settings could not carry over from NCCL_* (and NCCL_PROTO). */
 void nccl_env_apply(void);
 /* 1 when NCCL_DEBUG asks for the version line (VERSION, INFO, TRACE). */
 int nccl_env_wants_version(void);

@@ -37,9 +37,10 @@
 #include "boot/duet_boot.h"
 #include "boot/duet_boot_tcp.h"
 
-static long env_long(const char *name, long fallback)
+/* A launcher's number (duet_foreign(NAME)), or fallback when unset or not a number. */
+#define env_long(NAME, fallback) env_long_(duet_foreign(NAME), fallback)
+static long env_long_(const char *v, long fallback)
 {
-    const char *v = duet_foreign_env(name);
     if (!v || !*v) return fallback;
     char *end;
     long x = strtol(v, &end, 10);
@@ -59,10 +60,10 @@ static void secret_from_text(const char *text, uint8_t *secret)
 
 static const char *job_id_text(void)
 {
-    static const char *vars[] = {"TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
-                                 "SLURM_JOB_ID", NULL};
-    for (int i = 0; vars[i]; i++) {
-        const char *v = duet_foreign_env(vars[i]);
+    static const duet_foreign_t vars[] = {DUET_FOREIGN_TORCHELASTIC_RUN_ID, DUET_FOREIGN_PMIX_NAMESPACE,
+                                          DUET_FOREIGN_OMPI_MCA_ess_base_jobid, DUET_FOREIGN_SLURM_JOB_ID};
+    for (size_t i = 0; i < DUET_ARRAY_LEN(vars); i++) {
+        const char *v = duet_foreign_env_(vars[i]);
         if (v && *v) return v;
     }
     return NULL;
@@ -83,7 +84,7 @@ static duet_status_t job_secret(uint8_t *secret)
                          "bootstrap: no job secret: set DUET_JOB_SECRET (32 hex digits) on every rank");
     DUET_LOG(INFO, BOOT, "bootstrap: no DUET_JOB_SECRET; deriving the secret from the job id \"%s\"", job);
     char salted[512];
-    snprintf(salted, sizeof salted, "duet:%s:%s", job, duet_foreign_env("SLURM_STEP_ID") ?: "");
+    snprintf(salted, sizeof salted, "duet:%s:%s", job, duet_foreign(SLURM_STEP_ID) ?: "");
     secret_from_text(salted, secret);
     return DUET_OK;
 }
@@ -106,7 +107,7 @@ static duet_status_t check_private(const char *dir, const struct stat *st)
 
 duet_status_t duet_boot_env_private_dir(char *dir, size_t len)
 {
-    const char *xdg = duet_foreign_env("XDG_RUNTIME_DIR");
+    const char *xdg = duet_foreign(XDG_RUNTIME_DIR);
     struct stat st;
     if (xdg && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
         !(st.st_mode & (S_IWGRP | S_IWOTH)))
@@ -125,7 +126,7 @@ static duet_status_t rdv_file_path(char *path, size_t len)
     char dir[256], safe[200];
     duet_status_t st = duet_boot_env_private_dir(dir, sizeof dir);
     if (st) return st;
-    const char *job = job_id_text(), *step = duet_foreign_env("SLURM_STEP_ID");
+    const char *job = job_id_text(), *step = duet_foreign(SLURM_STEP_ID);
     size_t i = 0;
     for (; job && job[i] && i < sizeof safe - 1; i++)
         safe[i] = (job[i] == '/' || job[i] == ' ') ? '_' : job[i];
@@ -289,7 +290,7 @@ static duet_status_t rendezvous_id(duet_boot_env_t *env)
     duet_status_t st = job_secret(secret);
     if (st) return st;
     const char *boot_addr = duet_cfg()->boot_addr;
-    const char *maddr = duet_foreign_env("MASTER_ADDR"), *mport = duet_foreign_env("MASTER_PORT");
+    const char *maddr = duet_foreign(MASTER_ADDR), *mport = duet_foreign(MASTER_PORT);
     char host_port[300];
     if (boot_addr[0]) {
         snprintf(host_port, sizeof host_port, "%s", boot_addr);
@@ -328,16 +329,16 @@ int duet_boot_env_one_host(const char **why)
         one = cfg->local_size == cfg->nranks;
         snprintf(text, sizeof text, "DUET_LOCAL_SIZE says %ld of %ld ranks are on this host%s", cfg->local_size,
                  cfg->nranks, cfg->boot_listening ? " (duetrun)" : "");
-    } else if ((n = env_long("OMPI_COMM_WORLD_SIZE", 0)) > 0) {
-        local = env_long("OMPI_COMM_WORLD_LOCAL_SIZE", 0);
+    } else if ((n = env_long(OMPI_COMM_WORLD_SIZE, 0)) > 0) {
+        local = env_long(OMPI_COMM_WORLD_LOCAL_SIZE, 0);
         one = local == n;
         snprintf(text, sizeof text, "mpirun says %ld of %ld ranks are on this host", local, n);
-    } else if (env_long("SLURM_NTASKS", 0) > 0 && env_long("SLURM_PROCID", -1) >= 0) {
-        long nodes = env_long("SLURM_NNODES", env_long("SLURM_JOB_NUM_NODES", 0));
+    } else if (env_long(SLURM_NTASKS, 0) > 0 && env_long(SLURM_PROCID, -1) >= 0) {
+        long nodes = env_long(SLURM_NNODES, env_long(SLURM_JOB_NUM_NODES, 0));
         one = nodes == 1;
         snprintf(text, sizeof text, "srun says the job has %ld node(s)", nodes);
-    } else if ((n = env_long("WORLD_SIZE", 0)) > 0 && env_long("RANK", -1) >= 0) {
-        local = env_long("LOCAL_WORLD_SIZE", -1);
+    } else if ((n = env_long(WORLD_SIZE, 0)) > 0 && env_long(RANK, -1) >= 0) {
+        local = env_long(LOCAL_WORLD_SIZE, -1);
         one = local == n;
         snprintf(text, sizeof text, "torchrun says %ld of %ld ranks are on this host", local, n);
     } else {
@@ -358,24 +359,24 @@ duet_status_t duet_boot_env_detect(duet_boot_env_t *env)
         env->nranks = (int)cfg->nranks;
         env->local_rank = (int)cfg->local_rank;
         env->local_size = (int)cfg->local_size;
-    } else if (env_long("OMPI_COMM_WORLD_SIZE", 0) > 0) {
+    } else if (env_long(OMPI_COMM_WORLD_SIZE, 0) > 0) {
         env->launcher = "mpirun";
-        env->rank = (int)env_long("OMPI_COMM_WORLD_RANK", -1);
-        env->nranks = (int)env_long("OMPI_COMM_WORLD_SIZE", 0);
-        env->local_rank = (int)env_long("OMPI_COMM_WORLD_LOCAL_RANK", -1);
-        env->local_size = (int)env_long("OMPI_COMM_WORLD_LOCAL_SIZE", 0);
-    } else if (env_long("SLURM_NTASKS", 0) > 0 && env_long("SLURM_PROCID", -1) >= 0) {
+        env->rank = (int)env_long(OMPI_COMM_WORLD_RANK, -1);
+        env->nranks = (int)env_long(OMPI_COMM_WORLD_SIZE, 0);
+        env->local_rank = (int)env_long(OMPI_COMM_WORLD_LOCAL_RANK, -1);
+        env->local_size = (int)env_long(OMPI_COMM_WORLD_LOCAL_SIZE, 0);
+    } else if (env_long(SLURM_NTASKS, 0) > 0 && env_long(SLURM_PROCID, -1) >= 0) {
         env->launcher = "srun";
-        env->rank = (int)env_long("SLURM_PROCID", -1);
-        env->nranks = (int)env_long("SLURM_NTASKS", 0);
-        env->local_rank = (int)env_long("SLURM_LOCALID", -1);
+        env->rank = (int)env_long(SLURM_PROCID, -1);
+        env->nranks = (int)env_long(SLURM_NTASKS, 0);
+        env->local_rank = (int)env_long(SLURM_LOCALID, -1);
         env->local_size = -1; /* learned at rendezvous */
-    } else if (env_long("WORLD_SIZE", 0) > 0 && env_long("RANK", -1) >= 0) {
+    } else if (env_long(WORLD_SIZE, 0) > 0 && env_long(RANK, -1) >= 0) {
         env->launcher = "torchrun";
-        env->rank = (int)env_long("RANK", -1);
-        env->nranks = (int)env_long("WORLD_SIZE", 0);
-        env->local_rank = (int)env_long("LOCAL_RANK", -1);
-        env->local_size = (int)env_long("LOCAL_WORLD_SIZE", -1);
+        env->rank = (int)env_long(RANK, -1);
+        env->nranks = (int)env_long(WORLD_SIZE, 0);
+        env->local_rank = (int)env_long(LOCAL_RANK, -1);
+        env->local_size = (int)env_long(LOCAL_WORLD_SIZE, -1);
     } else {
         env->launcher = "none";
         env->rank = 0;

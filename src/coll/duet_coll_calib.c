@@ -41,7 +41,7 @@ static void tune_path(const char *kind, char *out, size_t len)
         snprintf(out, len, "%s%s%s", set, dash, kind);
         return;
     }
-    const char *xdg = duet_foreign_env("XDG_CACHE_HOME"), *home = duet_foreign_env("HOME");
+    const char *xdg = duet_foreign(XDG_CACHE_HOME), *home = duet_foreign(HOME);
     if (xdg && xdg[0]) snprintf(out, len, "%s/duet/tune-%s%s%s.txt", xdg, host, dash, kind);
     else if (home && home[0]) snprintf(out, len, "%s/.cache/duet/tune-%s%s%s.txt", home, host, dash, kind);
     else snprintf(out, len, "/tmp/duet-tune-%d-%s%s%s.txt", (int)getuid(), host, dash, kind);

@@ -88,7 +88,7 @@ int duet_tport_net_built(void) { return 1; }
 
 int duet_tport_net_describe(char *buf, size_t len)
 {
-    const char *tls = getenv("UCX_TLS");
+    const char *tls = duet_foreign(UCX_TLS);
     snprintf(buf, len, "UCX %s: ranks on other hosts (DUET_NET=%s); transports: %s", ucp_get_version_string(),
              duet_cfg()->net, tls && *tls ? tls : "UCX's choice, less self");
     return 1;
@@ -305,9 +305,9 @@ duet_status_t duet_tport_net_create(duet_net_t **out, duet_boot_t *b, char *seg,
      * 32-bit fetch-and/or/xor results here (test_amo, DUET_NET=force without UCX_TLS).
      * Unless the user chose the transports, all but self: my endpoint then loops back
      * through the transport the peers use. */
-    if (!getenv("UCX_TLS") && (s = ucp_config_modify(config, "TLS", "^self")) != UCS_OK)
+    if (!duet_foreign(UCX_TLS) && (s = ucp_config_modify(config, "TLS", "^self")) != UCS_OK)
         DUET_LOG(WARN, HEAP, "net: could not exclude UCX's self transport: %s", ucs_status_string(s));
-    else if (getenv("UCX_TLS") && strstr(getenv("UCX_TLS"), "self") && getenv("UCX_TLS")[0] != '^')
+    else if (duet_foreign(UCX_TLS) && strstr(duet_foreign(UCX_TLS), "self") && duet_foreign(UCX_TLS)[0] != '^')
         DUET_LOG(WARN, HEAP, "net: UCX_TLS names self: atomics on my own heap words may take UCX's self "
                              "transport (CPU atomics; docs/NETWORK.md 4.8)");
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,

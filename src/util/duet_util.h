@@ -219,8 +219,70 @@ void duet_cfg_row(size_t i, duet_cfg_row_t *row);
 int duet_parse_size(const char *text, size_t *out);
 int duet_parse_secs(const char *text, double *out);
 
-/* The only reader of variables that belong to other launchers (OMPI_*, SLURM_*, RANK, ...). */
-const char *duet_foreign_env(const char *name);
+/* Other software's variables that Duet reads (launchers, UCX, NCCL, the XDG directories):
+ * every one is a row here, read once with the settings table (duet-info lists them):
+ *   F(NAME, help)   -> duet_foreign(NAME): its value, or NULL when unset */
+#define DUET_FOREIGN_TABLE(F)                                                                    \
+    F(OMPI_COMM_WORLD_RANK, "Open MPI's launcher: this process's rank")                         \
+    F(OMPI_COMM_WORLD_SIZE, "Open MPI's launcher: the job's ranks")                             \
+    F(OMPI_COMM_WORLD_LOCAL_RANK, "Open MPI's launcher: the rank on this host")                 \
+    F(OMPI_COMM_WORLD_LOCAL_SIZE, "Open MPI's launcher: the ranks on this host")                \
+    F(OMPI_MCA_ess_base_jobid, "Open MPI's launcher: the job id (the fallback job secret)")     \
+    F(PMIX_NAMESPACE, "PMIx: the job's namespace (the fallback job secret)")                    \
+    F(SLURM_PROCID, "Slurm: this task's rank")                                                   \
+    F(SLURM_NTASKS, "Slurm: the job step's tasks")                                               \
+    F(SLURM_LOCALID, "Slurm: the task's rank on this node")                                      \
+    F(SLURM_NNODES, "Slurm: the step's nodes")                                                   \
+    F(SLURM_JOB_NUM_NODES, "Slurm: the job's nodes")                                             \
+    F(SLURM_JOB_ID, "Slurm: the job id (the fallback job secret)")                               \
+    F(SLURM_STEP_ID, "Slurm: the step id (salts the fallback job secret)")                       \
+    F(RANK, "torchrun: this process's rank")                                                     \
+    F(WORLD_SIZE, "torchrun: the job's ranks")                                                   \
+    F(LOCAL_RANK, "torchrun: the rank on this host")                                             \
+    F(LOCAL_WORLD_SIZE, "torchrun: the ranks on this host")                                      \
+    F(TORCHELASTIC_RUN_ID, "torchrun: the run id (the fallback job secret)")                     \
+    F(MASTER_ADDR, "torchrun: rank 0's host")                                                    \
+    F(MASTER_PORT, "torchrun: rank 0's port")                                                    \
+    F(XDG_RUNTIME_DIR, "where the rendezvous file goes (else /tmp)")                             \
+    F(XDG_CACHE_HOME, "where measured models are cached (else $HOME/.cache)")                    \
+    F(HOME, "where measured models are cached, without XDG_CACHE_HOME")                          \
+    F(UCX_TLS, "UCX's transports: the net transport leaves out self unless it is named")         \
+    F(NCCL_DEBUG, "NCCL's log level: DUET_DEBUG when that is unset (VERSION: WARN, and the "     \
+      "version at the first init)")                                                              \
+    F(NCCL_DEBUG_SUBSYS, "NCCL's subsystems: DUET_DEBUG_SUBSYS when that is unset (INIT, COLL, " \
+      "P2P -> COLL, BOOTSTRAP -> BOOT, TUNING -> TUNE, ALLOC -> HEAP, ENV -> INIT, ALL)")         \
+    F(NCCL_DEBUG_FILE, "NCCL's log file: DUET_DEBUG_FILE when that is unset")                    \
+    F(NCCL_ALGO, "NCCL's algorithms: DUET_ALGO when that is unset (Ring: ring, or chain for "     \
+      "broadcast and reduce; Tree: dbtree for allreduce)")                                       \
+    F(NCCL_PROTO, "NCCL's protocols: ignored (Duet has one per transport)")
+
+typedef enum {
+#define DUET_FOREIGN_ENUM_(name, help) DUET_FOREIGN_##name,
+    DUET_FOREIGN_TABLE(DUET_FOREIGN_ENUM_)
+#undef DUET_FOREIGN_ENUM_
+    DUET_FOREIGN_COUNT
+} duet_foreign_t;
+/* The variable's value as the process started with it (read once), or NULL. */
+const char *duet_foreign_env_(duet_foreign_t which);
+#define duet_foreign(NAME) duet_foreign_env_(DUET_FOREIGN_##NAME)
+/* Row-wise, for duet-info: name, help, value (NULL: unset). */
+void duet_foreign_row(size_t i, const char **name, const char **help, const char **value);
+
+/* Aliases: where a DUET_* setting is unset, another's variable that means the same gives its
+ * value, translated (read with the table; nothing is written to the environment):
+ *   A(DUET ROW, FOREIGN ROW, translate)   translate(value, out, len, note, nlen) -> 1: out is
+ *   the setting's text; 0: no counterpart (note says why, logged by whoever uses the alias) */
+#define DUET_CONFIG_ALIASES(A)                                                                   \
+    A(DEBUG, NCCL_DEBUG, duet_alias_nccl_debug)                                                  \
+    A(DEBUG_SUBSYS, NCCL_DEBUG_SUBSYS, duet_alias_nccl_subsys)                                   \
+    A(DEBUG_FILE, NCCL_DEBUG_FILE, duet_alias_same)                                              \
+    A(ALGO, NCCL_ALGO, duet_alias_nccl_algo)
+int duet_alias_same(const char *v, char *out, size_t len, char *note, size_t nlen);
+int duet_alias_nccl_debug(const char *v, char *out, size_t len, char *note, size_t nlen);
+int duet_alias_nccl_subsys(const char *v, char *out, size_t len, char *note, size_t nlen);
+int duet_alias_nccl_algo(const char *v, char *out, size_t len, char *note, size_t nlen);
+/* What the aliases could not carry over ("NCCL_ALGO=^NVLS: ..."), one per line, or "". */
+const char *duet_cfg_alias_notes(void);
 
 /* ---------------------------------------------------------------- hashes (duet_util_hash.c)
  * SHA-256 and HMAC-SHA-256: the bootstrap proves knowledge of the job secret with them, and

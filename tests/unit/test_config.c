@@ -8,7 +8,10 @@
  * reflect the environment as it was at the first duet_cfg() call (variables set before
  * it, e.g. DUET_SYMMETRIC_SIZE=3M -> 3145728), invalid values fall back to the default
  * with one warning naming the variable, later changes to the environment are not seen;
- * the first call made from several threads at once reads the table once.
+ * the first call made from several threads at once reads the table once; the foreign rows
+ * (unique, documented, read once); NCCL's variables as aliases (used where the DUET_* one is
+ * unset, which otherwise wins; never written into the environment; what has no counterpart is
+ * a note) and every translator case by case.
  */
 #include "duet_test.h"
 
@@ -125,6 +128,14 @@ static void test_environment(void)
     setenv("DUET_RANK", "7", 1);
     setenv("DUET_NRANKS", "12abc", 1);
     setenv("DUET_JOB_SECRET", "00112233445566778899aabbccddeeff", 1);
+    /* NCCL's variables as aliases: where the DUET_* one is unset they give its value */
+    static const char *const nccl[] = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_ALGO", "NCCL_PROTO"};
+    for (size_t i = 0; i < sizeof nccl / sizeof nccl[0]; i++) unsetenv(nccl[i]);
+    setenv("NCCL_ALGO", "Ring", 1);
+    setenv("NCCL_DEBUG_SUBSYS", "P2P,BOOTSTRAP,NVLS", 1);
+    setenv("NCCL_DEBUG", "nonsense", 1);          /* no counterpart: a note, DUET_DEBUG keeps its default */
+    setenv("NCCL_DEBUG_FILE", "/tmp/nccl.%h", 1); /* DUET_DEBUG_FILE is set (empty): it wins */
+    setenv("DUET_DEBUG_FILE", "", 1);
 
     const duet_cfg_t *cfg;
     const char *err = captured_first_calls(&cfg);
@@ -144,16 +155,70 @@ static void test_environment(void)
           "warnings: \"%s\"", err);
     CHECK(!strstr(err, "DUET_SYMMETRIC_SIZE") && !strstr(err, "DUET_WAIT_TIMEOUT="), "warned about a valid value: \"%s\"", err);
 
+    CHECK(!strcmp(cfg->algo, "allreduce:ring,allgather:ring,reducescatter:ring,broadcast:chain,reduce:chain"),
+          "NCCL_ALGO=Ring -> DUET_ALGO \"%s\"", cfg->algo);
+    CHECK(!strcmp(cfg->debug_subsys, "COLL,BOOT"), "NCCL_DEBUG_SUBSYS=P2P,BOOTSTRAP,NVLS -> \"%s\"", cfg->debug_subsys);
+    CHECK(!strcmp(cfg->debug_file, ""), "DUET_DEBUG_FILE set (empty) must win over NCCL_DEBUG_FILE: \"%s\"",
+          cfg->debug_file);
+    CHECK(duet_cfg_is_set("DUET_ALGO") && !duet_cfg_is_set("DUET_DEBUG"), "aliased rows count as set, others not");
+    CHECK(strstr(duet_cfg_alias_notes(), "NCCL_DEBUG=nonsense"), "notes: \"%s\"", duet_cfg_alias_notes());
+    CHECK(!strstr(err, "NCCL"), "an alias warned: \"%s\"", err);
+    CHECK(duet_foreign(NCCL_ALGO) && !strcmp(duet_foreign(NCCL_ALGO), "Ring"), "duet_foreign(NCCL_ALGO)");
+    CHECK(getenv("DUET_ALGO") == NULL, "an alias was written into the environment");
+
     /* read once: later changes to the environment are not seen */
     setenv("DUET_SYMMETRIC_SIZE", "5M", 1);
+    setenv("NCCL_ALGO", "Tree", 1);
     CHECK(duet_cfg() == cfg && duet_cfg()->symmetric_size == 3145728, "the table was read again");
+    CHECK(!strcmp(duet_foreign(NCCL_ALGO), "Ring"), "a foreign variable was read again");
+}
+
+/* The translators, case by case: NCCL's text -> Duet's (NULL: no counterpart, a note). */
+static void test_aliases(void)
+{
+    static const struct {
+        int (*fn)(const char *, char *, size_t, char *, size_t);
+        const char *in, *want, *note;
+    } cases[] = {
+        {duet_alias_nccl_debug, "VERSION", "WARN", NULL},
+        {duet_alias_nccl_debug, "warn", "WARN", NULL},
+        {duet_alias_nccl_debug, "ABORT", "WARN", NULL},
+        {duet_alias_nccl_debug, "INFO", "INFO", NULL},
+        {duet_alias_nccl_debug, "trace", "TRACE", NULL},
+        {duet_alias_nccl_debug, "LOUD", NULL, "NCCL_DEBUG=LOUD"},
+        {duet_alias_nccl_subsys, "INIT,COLL", "INIT,COLL", NULL},
+        {duet_alias_nccl_subsys, "^INIT,TUNING", "^INIT,TUNE", NULL},
+        {duet_alias_nccl_subsys, "P2P,COLL,ALLOC,ENV", "COLL,HEAP,INIT", NULL},
+        {duet_alias_nccl_subsys, "NET,GRAPH", NULL, "NCCL_DEBUG_SUBSYS=NET,GRAPH"},
+        {duet_alias_nccl_algo, "Tree", "allreduce:dbtree", NULL},
+        {duet_alias_nccl_algo, "Tree,Ring",
+         "allreduce:dbtree,allgather:ring,reducescatter:ring,broadcast:chain,reduce:chain", NULL},
+        {duet_alias_nccl_algo, "allreduce:tree;broadcast:ring", "allreduce:dbtree,broadcast:chain", NULL},
+        {duet_alias_nccl_algo, "Ring,NVLS", "allreduce:ring,allgather:ring,reducescatter:ring,broadcast:chain,"
+                                            "reduce:chain", "\"NVLS\" has no Duet counterpart"},
+        {duet_alias_nccl_algo, "^NVLS", NULL, "exclusions"},
+        {duet_alias_nccl_algo, "CollNet", NULL, "\"CollNet\""},
+        {duet_alias_same, "/tmp/log.%p", "/tmp/log.%p", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[256] = "", note[512] = "";
+        int ok = cases[i].fn(cases[i].in, out, sizeof out, note, sizeof note);
+        if (cases[i].want)
+            CHECK(ok && !strcmp(out, cases[i].want), "\"%s\" -> %d \"%s\", want \"%s\"", cases[i].in, ok, out,
+                  cases[i].want);
+        else
+            CHECK(!ok, "\"%s\" -> \"%s\", want no counterpart", cases[i].in, out);
+        if (cases[i].note) CHECK(strstr(note, cases[i].note), "\"%s\": note \"%s\"", cases[i].in, note);
+        else CHECK(!note[0], "\"%s\": unexpected note \"%s\"", cases[i].in, note);
+    }
 }
 
 static void test_rows(void)
 {
     CHECK(duet_cfg_rows() == NROWS, "%zu rows, the table has %zu", duet_cfg_rows(), NROWS);
     static const char *const set_names[] = {"DUET_SYMMETRIC_SIZE", "DUET_BOOTSTRAP_TIMEOUT", "DUET_WAIT_TIMEOUT",
-                                            "DUET_WAIT_SPIN_US", "DUET_RANK", "DUET_NRANKS", "DUET_JOB_SECRET"};
+                                            "DUET_WAIT_SPIN_US", "DUET_RANK", "DUET_NRANKS", "DUET_JOB_SECRET",
+                                            "DUET_DEBUG_FILE", "DUET_ALGO", "DUET_DEBUG_SUBSYS"}; /* the last two: aliases */
     for (size_t i = 0; i < duet_cfg_rows(); i++) {
         duet_cfg_row_t row;
         memset(&row, 0x55, sizeof row);
@@ -198,8 +263,18 @@ static void test_rows(void)
         if (!strcmp(row.name, "DUET_RANK")) CHECK(!strcmp(row.value, "7"), "value %s", row.value);
         if (!strcmp(row.name, "DUET_NRANKS")) CHECK(!strcmp(row.value, "0"), "value %s", row.value);
     }
-    CHECK(duet_foreign_env("DUET_RANK") && !strcmp(duet_foreign_env("DUET_RANK"), "7"), "duet_foreign_env");
-    CHECK(duet_foreign_env("DUET_TEST_NO_SUCH_VARIABLE") == NULL, "duet_foreign_env of an unset variable");
+    /* the foreign rows: unique names, a help text each; unset ones read as NULL */
+    for (size_t i = 0; i < DUET_FOREIGN_COUNT; i++) {
+        const char *name, *help, *value;
+        duet_foreign_row(i, &name, &help, &value);
+        CHECK(name && name[0] && help && help[0], "foreign row %zu", i);
+        for (size_t j = 0; j < i; j++) {
+            const char *n2, *h2, *v2;
+            duet_foreign_row(j, &n2, &h2, &v2);
+            CHECK(strcmp(name, n2) != 0, "foreign row %s twice", name);
+        }
+        if (!strcmp(name, "NCCL_PROTO")) CHECK(value == NULL, "NCCL_PROTO reads \"%s\"", value);
+    }
 }
 
 int main(void)
@@ -208,6 +283,7 @@ int main(void)
     test_parse_secs();
     test_environment(); /* must make the first duet_cfg() call of the process */
     test_rows();
+    test_aliases();
     printf("test_config: %s\n", dt_failures() ? "FAILED" : "passed");
     return dt_finish();
 }
