@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 /* NCCL's datatypes in NCCL's order: Duet's type, or -1 where Duet has none (fp8). */
 static const int dtype_map[ncclNumTypes] = {
@@ -114,7 +114,7 @@ duet_status_t nccl_call_issue(nccl_call_t *c)
     case NCCL_CALL_GATHER:
     case NCCL_CALL_SCATTER: return nccl_gather_issue(c);
     }
-    return duet_error_set(DUET_ERR_INTERNAL, "%s: unknown call kind %d", c->fn, (int)c->kind);
+    return duet_ext_error_set(DUET_ERR_INTERNAL, "%s: unknown call kind %d", c->fn, (int)c->kind);
 }
 
 /* ---- the entry points ---------------------------------------------------------------------- */

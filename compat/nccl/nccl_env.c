@@ -1,6 +1,6 @@
 /*
  * NCCL's environment variables. Duet's settings table reads them once, with its own
- * (DUET_CONFIG_ALIASES in src/util/duet_util.h): where DUET_DEBUG, DUET_DEBUG_SUBSYS,
+ * (its aliases: duet-info lists them, docs/MIGRATING_NCCL.md): where DUET_DEBUG, DUET_DEBUG_SUBSYS,
  * DUET_DEBUG_FILE or DUET_ALGO is unset, NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE or
  * NCCL_ALGO gives its value, translated; nothing is written to the environment. What this
  * layer adds: the log of what could not be carried over (and of NCCL_PROTO, which Duet has no
@@ -10,17 +10,17 @@
 #include <pthread.h>
 #include <strings.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void apply(void)
 {
-    const char *notes = duet_cfg_alias_notes();
-    if (notes[0]) DUET_LOG(INFO, INIT, "%s", notes);
-    const char *proto = duet_foreign(NCCL_PROTO);
+    const char *notes = duet_ext_settings_notes();
+    if (notes[0]) duet_ext_log(DUET_EXT_LOG_INFO, "INIT", "%s", notes);
+    const char *proto = duet_ext_env("NCCL_PROTO");
     if (proto && proto[0])
-        DUET_LOG(INFO, INIT, "NCCL_PROTO=%s: Duet has one protocol per transport (small messages travel inside "
+        duet_ext_log(DUET_EXT_LOG_INFO, "INIT", "NCCL_PROTO=%s: Duet has one protocol per transport (small messages travel inside "
                  "the channel's header); ignored", proto);
 }
 
@@ -29,6 +29,6 @@ void nccl_env_apply(void) { pthread_once(&env_once, apply); }
 /* NCCL_DEBUG=VERSION (or INFO, TRACE) prints the version once, at the first init. */
 int nccl_env_wants_version(void)
 {
-    const char *v = duet_foreign(NCCL_DEBUG);
+    const char *v = duet_ext_env("NCCL_DEBUG");
     return v && (!strcasecmp(v, "VERSION") || !strcasecmp(v, "INFO") || !strcasecmp(v, "TRACE"));
 }

@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 ncclResult_t nccl_fail(ncclResult_t r, const char *fmt, ...)
 {
@@ -19,13 +19,13 @@ ncclResult_t nccl_fail(ncclResult_t r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    DUET_LOG(WARN, COLL, "NCCL: %s", msg);
+    duet_ext_log(DUET_EXT_LOG_WARN, "COLL", "NCCL: %s", msg);
     duet_status_t st = r == ncclSystemError ? DUET_ERR_SYSTEM
                        : r == ncclUnhandledCudaError ? DUET_ERR_CUDA
                        : r == ncclInternalError ? DUET_ERR_INTERNAL
                        : r == ncclInvalidUsage ? DUET_ERR_UNSUPPORTED
                                                : DUET_ERR_INVALID_ARG;
-    duet_error_set(st, "%s", msg);
+    duet_ext_error_set(st, "%s", msg);
     return r;
 }
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 static _Thread_local int depth;
 static _Thread_local nccl_call_t *calls;
@@ -96,7 +96,7 @@ static ncclResult_t run_works(work_t *works, int n)
     for (int i = 0; i < n && r == ncclSuccess; i++)
         if (works[i].result) {
             r = works[i].result;
-            duet_error_set(DUET_ERR_INVALID_ARG, "%s", works[i].msg);
+            duet_ext_error_set(DUET_ERR_INVALID_ARG, "%s", works[i].msg);
         }
     free(tids);
     free(started);
@@ -143,7 +143,7 @@ ncclResult_t nccl_clique_free(struct ncclComm *comm, const char *fn)
         for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
         if (started < q->n) r = nccl_fail(ncclSystemError, "%s: cannot start the threads to destroy the ranks", fn);
         for (int i = 0; i < q->n && r == ncclSuccess; i++)
-            if (works[i].result) r = works[i].result, duet_error_set(DUET_ERR_INVALID_ARG, "%s", works[i].msg);
+            if (works[i].result) r = works[i].result, duet_ext_error_set(DUET_ERR_INVALID_ARG, "%s", works[i].msg);
     }
     free(works), free(tids), free(q);
     return r;

@@ -7,11 +7,12 @@
  * is Duet's own. Destroying is collective in Duet (its ranks leave together, so no one
  * unmaps memory a peer still reads): ncclCommDestroy waits for the other ranks' destroy.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 _Static_assert(sizeof(ncclUniqueId) == sizeof(duet_unique_id_t), "ncclUniqueId carries duet_unique_id_t");
 
@@ -47,7 +48,7 @@ static void warm_up(duet_comm_t dc)
 {
     int32_t one = 1, sum = 0;
     if (duet_allreduce(&one, &sum, 1, DUET_INT32, DUET_SUM, dc, NULL) != DUET_OK)
-        DUET_LOG(INFO, INIT, "NCCL: the warm-up allreduce of a new communicator failed: %s", duet_last_error());
+        duet_ext_log(DUET_EXT_LOG_INFO, "INIT", "NCCL: the warm-up allreduce of a new communicator failed: %s", duet_last_error());
 }
 
 struct ncclComm *nccl_comm_wrap(duet_comm_t dc, const ncclConfig_t *config, const char *fn)
@@ -114,7 +115,7 @@ static void print_version_once(void)
 {
     static _Atomic int done;
     if (nccl_env_wants_version() && !atomic_exchange(&done, 1))
-        duet_log_write(DUET_LOG_WARN, DUET_SUBSYS_INIT, "NCCL version %d.%d.%d (Duet %s, NCCL API layer)", NCCL_MAJOR,
+        duet_ext_log(DUET_EXT_LOG_WARN, "INIT", "NCCL version %d.%d.%d (Duet %s, NCCL API layer)", NCCL_MAJOR,
                        NCCL_MINOR, NCCL_PATCH, duet_version_string());
 }
 
@@ -134,9 +135,9 @@ ncclResult_t nccl_init_run(const nccl_init_call_t *init)
     struct ncclComm *c = nccl_comm_wrap(dc, config, fn);
     if (!c) return ncclSystemError;
     if (init->device >= 0 && c->cuda_dev >= 0 && init->device != c->cuda_dev)
-        DUET_LOG(WARN, INIT, "NCCL: rank %d: the current CUDA device is %d but Duet placed this rank's GPU heap "
+        duet_ext_log(DUET_EXT_LOG_WARN, "INIT", "NCCL: rank %d: the current CUDA device is %d but Duet placed this rank's GPU heap "
                  "on device %d", init->rank, init->device, c->cuda_dev);
-    DUET_LOG(INFO, INIT, "NCCL: communicator %s%srank %d of %d ready (%s backend)", c->name, c->name[0] ? " " : "",
+    duet_ext_log(DUET_EXT_LOG_INFO, "INIT", "NCCL: communicator %s%srank %d of %d ready (%s backend)", c->name, c->name[0] ? " " : "",
              c->rank, c->nranks, c->cuda_dev >= 0 ? "CPU + CUDA" : "CPU");
     *init->out = c;
     return ncclSuccess;

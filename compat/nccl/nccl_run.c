@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 static int is_p2p(const nccl_call_t *c)
 {

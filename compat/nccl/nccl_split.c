@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_compat.h"
-#include "util/duet_util.h"
+#include "duet/duet_ext.h"
 
 typedef struct {
     int32_t color, key, rank, pad;
@@ -73,7 +73,7 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     if (st == DUET_OK) st = duet_allgather(&myid, ids, sizeof myid, DUET_UINT8, comm->dc, NULL);
     if (st == DUET_OK && made) st = made;
     if (st == DUET_OK && color != NCCL_SPLIT_NOCOLOR && !mem)
-        st = duet_error_set(DUET_ERR_NO_MEMORY, "out of host memory");
+        st = duet_ext_error_set(DUET_ERR_NO_MEMORY, "out of host memory");
     if (st == DUET_OK && color != NCCL_SPLIT_NOCOLOR) {
         duet_comm_t dc = NULL;
         duet_config_t dconf = DUET_CONFIG_INIT;
@@ -138,7 +138,7 @@ NCCL_API ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
         }
     for (int i = 0; st == DUET_OK && i < nfailed; i++)
         if (!contains(excludeRanksList, excludeRanksCount, failed[i]))
-            DUET_LOG(WARN, FT, "NCCL: %s: rank %d died but is not in excludeRanksList: left out all the same", fn,
+            duet_ext_log(DUET_EXT_LOG_WARN, "FT", "NCCL: %s: rank %d died but is not in excludeRanksList: left out all the same", fn,
                      failed[i]);
     free(failed);
     if (st) return duet_failed(st, fn);

@@ -1,0 +1,58 @@
+/*
+ * duet_ext.h — what a layer built on Duet may use beyond duet.h: the calling thread's last
+ * error, Duet's log, the other software's variables Duet read at start, and the 16-bit
+ * floating-point formats of duet_datatype_t. Duet's own API layers (its NCCL API, its
+ * OpenSHMEM and NVSHMEM names, compat/) use this and the public headers, nothing else;
+ * a program may use it too. C, any thread.
+ */
+#ifndef DUET_EXT_H
+#define DUET_EXT_H
+
+#include <stdint.h>
+#include "duet/duet.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DUET_EXT_PRINTF_(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DUET_EXT_PRINTF_(f, a)
+#endif
+
+/* Records `status` and the formatted message as the calling thread's last error (what
+ * duet_last_status / duet_last_error then return) and returns `status`. DUET_OK clears it. */
+duet_status_t duet_ext_error_set(duet_status_t status, const char *fmt, ...) DUET_EXT_PRINTF_(2, 3);
+
+/* Log levels, as DUET_DEBUG names them. */
+typedef enum { DUET_EXT_LOG_WARN = 1, DUET_EXT_LOG_INFO = 2, DUET_EXT_LOG_TRACE = 3 } duet_ext_log_level_t;
+
+/* 1 when a message of `level` for subsystem `subsys` (a DUET_DEBUG_SUBSYS name: "INIT",
+ * "BOOT", "HEAP", "RMA", "COLL", "TUNE", "FT", "CUDA"; another name counts as INIT) would be
+ * written (DUET_DEBUG, DUET_DEBUG_SUBSYS). */
+int duet_ext_log_enabled(duet_ext_log_level_t level, const char *subsys);
+/* Writes one line to Duet's log (stderr or DUET_DEBUG_FILE, with its rank and subsystem
+ * prefix) when duet_ext_log_enabled says so. */
+void duet_ext_log(duet_ext_log_level_t level, const char *subsys, const char *fmt, ...) DUET_EXT_PRINTF_(3, 4);
+
+/* Another software's variable among those Duet reads (duet-info lists them: launchers',
+ * UCX_TLS, NCCL_DEBUG, NCCL_ALGO, ...), as the process started with it; NULL when unset or
+ * not one Duet reads. */
+const char *duet_ext_env(const char *name);
+/* What Duet could not carry over from those variables into its settings (e.g. "NCCL_ALGO:
+ * \"NVLS\" has no Duet counterpart here; ignored"), one per line; "" when nothing. */
+const char *duet_ext_settings_notes(void);
+
+/* IEEE binary16 (DUET_FLOAT16) and bfloat16 (DUET_BFLOAT16) to and from float, rounding to
+ * nearest even, as Duet's reductions do. */
+float duet_ext_f16_to_f32(uint16_t h);
+uint16_t duet_ext_f32_to_f16(float f);
+float duet_ext_bf16_to_f32(uint16_t h);
+uint16_t duet_ext_f32_to_bf16(float f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+/* duet_ext.h's error, log and environment calls, over the library's own (duet_util.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "duet/duet_ext.h"
+#include "duet_util.h"
+
+duet_status_t duet_ext_error_set(duet_status_t status, const char *fmt, ...)
+{
+    if (status == DUET_OK) return duet_error_ok(DUET_OK);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return duet_error_set(status, "%s", msg);
+}
+
+static duet_subsys_t subsys_of(const char *name)
+{
+    static const char *const names[] = {
+#define DUET_EXT_SUBSYS_NAME_(s) #s,
+        DUET_SUBSYS_TABLE(DUET_EXT_SUBSYS_NAME_)
+#undef DUET_EXT_SUBSYS_NAME_
+    };
+    for (size_t i = 0; name && i < DUET_ARRAY_LEN(names); i++)
+        if (!strcmp(name, names[i])) return (duet_subsys_t)i;
+    return DUET_SUBSYS_INIT;
+}
+
+static duet_log_level_t level_of(duet_ext_log_level_t level)
+{
+    return level <= DUET_EXT_LOG_WARN ? DUET_LOG_WARN : level == DUET_EXT_LOG_INFO ? DUET_LOG_INFO : DUET_LOG_TRACE;
+}
+
+int duet_ext_log_enabled(duet_ext_log_level_t level, const char *subsys)
+{
+    return duet_log_enabled(level_of(level), subsys_of(subsys));
+}
+
+void duet_ext_log(duet_ext_log_level_t level, const char *subsys, const char *fmt, ...)
+{
+    if (!duet_ext_log_enabled(level, subsys)) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    duet_log_write(level_of(level), subsys_of(subsys), "%s", msg);
+}
+
+const char *duet_ext_env(const char *name)
+{
+    for (size_t i = 0; name && i < DUET_FOREIGN_COUNT; i++) {
+        const char *n, *help, *value;
+        duet_foreign_row(i, &n, &help, &value);
+        if (!strcmp(n, name)) return value;
+    }
+    return NULL;
+}
+
+const char *duet_ext_settings_notes(void) { return duet_cfg_alias_notes(); }
