@@ -115,7 +115,7 @@ static void print_version_once(void)
 {
     static _Atomic int done;
     if (nccl_env_wants_version() && !atomic_exchange(&done, 1))
-        duet_ext_log(DUET_EXT_LOG_WARN, "INIT", "NCCL version %d.%d.%d (Duet %s, NCCL API layer)", NCCL_MAJOR,
+        duet_ext_log(DUET_EXT_LOG_ALWAYS, "INIT", "NCCL version %d.%d.%d (Duet %s, NCCL API layer)", NCCL_MAJOR,
                        NCCL_MINOR, NCCL_PATCH, duet_version_string());
 }
 

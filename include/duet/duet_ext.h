@@ -25,8 +25,11 @@ extern "C" {
  * duet_last_status / duet_last_error then return) and returns `status`. DUET_OK clears it. */
 duet_status_t duet_ext_error_set(duet_status_t status, const char *fmt, ...) DUET_EXT_PRINTF_(2, 3);
 
-/* Log levels, as DUET_DEBUG names them. */
-typedef enum { DUET_EXT_LOG_WARN = 1, DUET_EXT_LOG_INFO = 2, DUET_EXT_LOG_TRACE = 3 } duet_ext_log_level_t;
+/* Log levels, as DUET_DEBUG names them; ALWAYS: written whatever DUET_DEBUG and
+ * DUET_DEBUG_SUBSYS say (a line the user asked for another way, e.g. NCCL_DEBUG=VERSION). */
+typedef enum {
+    DUET_EXT_LOG_ALWAYS = 0, DUET_EXT_LOG_WARN = 1, DUET_EXT_LOG_INFO = 2, DUET_EXT_LOG_TRACE = 3
+} duet_ext_log_level_t;
 
 /* 1 when a message of `level` for subsystem `subsys` (a DUET_DEBUG_SUBSYS name: "INIT",
  * "BOOT", "HEAP", "RMA", "COLL", "TUNE", "FT", "CUDA"; another name counts as INIT) would be

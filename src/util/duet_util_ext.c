@@ -35,7 +35,7 @@ static duet_log_level_t level_of(duet_ext_log_level_t level)
 
 int duet_ext_log_enabled(duet_ext_log_level_t level, const char *subsys)
 {
-    return duet_log_enabled(level_of(level), subsys_of(subsys));
+    return level == DUET_EXT_LOG_ALWAYS || duet_log_enabled(level_of(level), subsys_of(subsys));
 }
 
 void duet_ext_log(duet_ext_log_level_t level, const char *subsys, const char *fmt, ...)
