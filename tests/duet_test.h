@@ -57,6 +57,8 @@
  *   dt_shrink_whole(c)           collective: duet_comm_shrink of c, which must keep every rank
  *                                (nobody died), then c destroyed unless it is the world: the
  *                                next communicator after a revoke
+ *   dt_names_rank(msg, r, word)  1 when an error message says "rank r" and `word` (a mismatch's
+ *                                report names the odd rank and the differing field)
  *       The first three are collective; each returns the first failing status but still runs
  *       every step after a failure (no rank is left alone in a barrier): wrap the call in
  *       CHECK_OK or EXPECT_OK.
@@ -343,6 +345,13 @@ static inline duet_comm_t dt_world(int *rank_out, int *size_out)
     *size_out = duet_n_pes();
     dt_set_rank(*rank_out, *size_out);
     return duet_comm_world();
+}
+
+static inline int dt_names_rank(const char *msg, int rank, const char *word)
+{
+    char r[32];
+    snprintf(r, sizeof r, "rank %d", rank);
+    return strstr(msg, r) && strstr(msg, word);
 }
 
 static inline duet_comm_t dt_shrink_whole(duet_comm_t c)

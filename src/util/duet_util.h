@@ -20,6 +20,7 @@
 /* Records `fmt` as the calling thread's last error and returns `status`. */
 duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+duet_status_t duet_error_vset(duet_status_t status, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Prepends a breadcrumb ("duet_malloc: ") to the last error and returns `status`; a message
  * that already begins with that breadcrumb is left as it is (no "fn: fn: ..."). */
 duet_status_t duet_error_wrap(duet_status_t status, const char *where);
@@ -63,6 +64,10 @@ static inline int duet_log_enabled(duet_log_level_t level, duet_subsys_t subsys)
 }
 void duet_log_write(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void duet_log_vwrite(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+/* The subsystem of a DUET_DEBUG_SUBSYS name ("COLL", any case), or -1. */
+int duet_log_subsys_of(const char *name);
 /* The rank printed in each log line's prefix (-1 until a communicator exists). */
 void duet_log_set_rank(int rank);
 

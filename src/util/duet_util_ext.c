@@ -8,24 +8,17 @@
 duet_status_t duet_ext_error_set(duet_status_t status, const char *fmt, ...)
 {
     if (status == DUET_OK) return duet_error_ok(DUET_OK);
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    duet_error_vset(status, fmt, ap);
     va_end(ap);
-    return duet_error_set(status, "%s", msg);
+    return status;
 }
 
 static duet_subsys_t subsys_of(const char *name)
 {
-    static const char *const names[] = {
-#define DUET_EXT_SUBSYS_NAME_(s) #s,
-        DUET_SUBSYS_TABLE(DUET_EXT_SUBSYS_NAME_)
-#undef DUET_EXT_SUBSYS_NAME_
-    };
-    for (size_t i = 0; name && i < DUET_ARRAY_LEN(names); i++)
-        if (!strcmp(name, names[i])) return (duet_subsys_t)i;
-    return DUET_SUBSYS_INIT;
+    int s = duet_log_subsys_of(name);
+    return s < 0 ? DUET_SUBSYS_INIT : (duet_subsys_t)s;
 }
 
 static duet_log_level_t level_of(duet_ext_log_level_t level)
@@ -41,12 +34,10 @@ int duet_ext_log_enabled(duet_ext_log_level_t level, const char *subsys)
 void duet_ext_log(duet_ext_log_level_t level, const char *subsys, const char *fmt, ...)
 {
     if (!duet_ext_log_enabled(level, subsys)) return;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    duet_log_vwrite(level_of(level), subsys_of(subsys), fmt, ap);
     va_end(ap);
-    duet_log_write(level_of(level), subsys_of(subsys), "%s", msg);
 }
 
 const char *duet_ext_env(const char *name)

@@ -78,16 +78,28 @@ void duet_log_init_(void) { pthread_once(&log_once, log_setup); }
 
 void duet_log_set_rank(int rank) { log_rank = rank; }
 
+int duet_log_subsys_of(const char *name)
+{
+    for (int i = 0; name && i < DUET_SUBSYS_COUNT; i++)
+        if (!strcasecmp(name, subsys_names[i])) return i;
+    return -1;
+}
+
 void duet_log_write(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    duet_log_vwrite(level, subsys, fmt, ap);
+    va_end(ap);
+}
+
+void duet_log_vwrite(duet_log_level_t level, duet_subsys_t subsys, const char *fmt, va_list ap)
 {
     (void)level;
     char line[2048];
     int n = snprintf(line, sizeof line, "%s:%d:%d [%s] ", log_host, (int)getpid(), log_rank,
                      subsys_names[subsys]);
-    va_list ap;
-    va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    va_end(ap);
     pthread_mutex_lock(&log_lock);
     fprintf(log_file ? log_file : stderr, "%s\n", line);
     fflush(log_file ? log_file : stderr);

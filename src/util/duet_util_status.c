@@ -34,12 +34,18 @@ const char *duet_version_string(void)
         DUET_VERSION_PATCH);
 }
 
+duet_status_t duet_error_vset(duet_status_t status, const char *fmt, va_list ap)
+{
+    duet_error_status_ = status;
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    return status;
+}
+
 duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
 {
     va_list ap;
-    duet_error_status_ = status;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    duet_error_vset(status, fmt, ap);
     va_end(ap);
     return status;
 }

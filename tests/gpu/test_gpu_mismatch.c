@@ -169,12 +169,9 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
     double took = now_s() - t0;
     EXPECT(st == DUET_ERR_INVALID_ARG, "%s returned %s after %.2f s, want DUET_ERR_INVALID_ARG: %s", where,
            duet_status_str(st), took, msg);
-    if (st == DUET_ERR_INVALID_ARG) {
-        char odd_rank[32];
-        snprintf(odd_rank, sizeof odd_rank, "rank %d", odd);
-        EXPECT(strstr(msg, odd_rank) && strstr(msg, field_word[field]),
-               "%s: the message does not name %s and \"%s\": %s", where, odd_rank, field_word[field], msg);
-    }
+    if (st == DUET_ERR_INVALID_ARG)
+        EXPECT(dt_names_rank(msg, odd, field_word[field]), "%s: the message does not name rank %d and \"%s\": %s",
+               where, odd, field_word[field], msg);
     st = host_allreduce(c); /* revoked: every rank fails at entry */
     EXPECT(st == DUET_ERR_INVALID_ARG, "a matched host allreduce after the mismatch returned %s, want "
            "DUET_ERR_INVALID_ARG (revoked): %s", duet_status_str(st), duet_last_error());

@@ -162,10 +162,8 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
     } else {
         EXPECT(st == DUET_ERR_INVALID_ARG, "the mismatched call returned %s after %.2f s, want DUET_ERR_INVALID_ARG: %s",
                duet_status_str(st), took, msg);
-        char odd_rank[32];
-        snprintf(odd_rank, sizeof odd_rank, "rank %d", odd);
-        EXPECT(strstr(msg, odd_rank) && strstr(msg, field_word[field]),
-               "the message does not name %s and \"%s\": %s", odd_rank, field_word[field], msg);
+        EXPECT(dt_names_rank(msg, odd, field_word[field]), "the message does not name rank %d and \"%s\": %s", odd,
+               field_word[field], msg);
     }
     /* the communicator is revoked: a matched call fails on every rank, also on a sender-only one */
     int64_t x = me, y = 0;
