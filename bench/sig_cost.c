@@ -1,8 +1,8 @@
 /*
  * bench/sig_cost.c — what a call signature adds to a latency-lane allreduce, alone (issue 18,
- * item 5): the hash of the call's arguments, the publication of the call in a loop of like
- * calls (src/coll/duet_coll_sig.h) and the seq word, on one core, no peer. The end-to-end
- * difference is below the 2-core machine's noise; this bounds it.
+ * item 5): the hash of the call's arguments, the publication of the call
+ * (src/coll/duet_coll_sig.h) and the seq word, on one core, no peer. The end-to-end difference
+ * is below the 2-core machine's noise; this bounds it.
  *
  *   build/bin/sig_cost    -> "hash + publish + seq word: X ns of CPU time per call (best of 7 x N)"
  */
@@ -38,9 +38,10 @@ int main(void)
     for (int rep = 0; rep < 7; rep++) {
         uint64_t t0 = cpu_ns();
         for (long i = 1; i <= n; i++) {
-            uint32_t h = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, DUET_FLOAT32, DUET_SUM, 0);
-            duet_coll_sig_publish(&c, (uint64_t)i, (uint64_t)i, DUET_COLL_ALLREDUCE, 2, DUET_FLOAT32, DUET_SUM, 0, h);
-            sink ^= (uint32_t)duet_chan_seq(h, (uint64_t)i);
+            duet_coll_sig_args_t a = {(uint64_t)i, count, 0, DUET_COLL_ALLREDUCE, DUET_FLOAT32, DUET_SUM, 0};
+            a.hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, DUET_FLOAT32, DUET_SUM, 0);
+            duet_coll_sig_publish(&c, (uint64_t)i, &a);
+            sink ^= (uint32_t)duet_chan_seq(a.hash, (uint64_t)i);
         }
         double ns = (double)(cpu_ns() - t0) / (double)n;
         if (ns < best) best = ns;

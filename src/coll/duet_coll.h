@@ -69,6 +69,15 @@ duet_status_t duet_coll_sched_begin(const duet_coll_args_t *a, duet_sched_t *s);
  * does not apply (with a message saying why). */
 typedef duet_status_t (*duet_coll_build_fn)(const duet_coll_args_t *a, duet_sched_t *s);
 
+/* A collective call's arguments as its signature holds them (duet_coll_sig.h): published by
+ * each rank in a line of its own, compared by a peer that waits long. */
+typedef struct {
+    uint64_t first;             /* the first call of the run it is part of (a group's calls are one run) */
+    uint64_t count;
+    uint32_t hash;              /* of kind, count, datatype, op and root: what messages carry */
+    int32_t kind, dt, op, root; /* as the caller passed them (op and root where the kind has them) */
+} duet_coll_sig_args_t;
+
 /* What the steps of one call act on: its buffers (send, receive, scratch of the
  * schedule's tmp_bytes), its compute type and reduction. */
 typedef struct {
@@ -82,14 +91,11 @@ typedef struct {
     uint8_t stream;                 /* 1: the receive buffer is larger than the cache:
                                      * received pieces are copied with streaming stores */
     uint8_t p2p;                    /* 1: a send or receive (not a collective) */
-    uint32_t hash;                  /* its signature (duet_coll_sig.h): the arguments' hash */
-    uint64_t call_no;               /* and its number: the communicator's collective call, or
-                                     * for p2p the operation's on its link */
-    struct {                        /* what the executor publishes of a collective (duet_coll_sig.h) */
-        uint64_t first;             /* the first call of its run */
-        size_t count;
-        int32_t kind, dt, op, root; /* as the caller passed them */
-    } pub;
+    uint64_t call_no;               /* its signature (duet_coll_sig.h): its number, the
+                                     * communicator's collective call, or for p2p the
+                                     * operation's on its link; */
+    duet_coll_sig_args_t sig;       /* and its arguments with their hash (for p2p the hash
+                                     * alone), as the executor publishes them */
 } duet_coll_call_t;
 
 /* One operation as the caller made it, and what running it takes (duet_coll_api.c). */

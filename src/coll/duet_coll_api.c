@@ -44,7 +44,8 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     duet_status_t st = duet_comm_check_usable(c, fn);
     if (st) return st;
     if (c->async_failure && (st = c->async_failure(c, fn))) return st; /* a GPU kernel's finding */
-    if (duet_datatype_size(dt) == 0)
+    size_t es = duet_dtype_size_(dt);
+    if (es == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: datatype %d is not a duet_datatype_t", fn, (int)dt);
     if (reduces(kind) && ((int)op < 0 || op >= DUET_OP_COUNT))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: op %d is not a duet_op_t", fn, (int)op);
@@ -60,14 +61,14 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     size_t sc, rc, bytes;
     buffer_counts(kind, count, c->size, &sc, &rc);
     if (__builtin_mul_overflow(count, (size_t)c->size, &bytes) ||
-        __builtin_mul_overflow(count * (size_t)c->size, duet_datatype_size(dt), &bytes))
+        __builtin_mul_overflow(count * (size_t)c->size, es, &bytes))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements overflow", fn, count);
     /* no buffer can be larger than an address space: refused at once, before any schedule */
-    bytes = (sc > rc ? sc : rc) * duet_datatype_size(dt);
+    bytes = (sc > rc ? sc : rc) * es;
     if (bytes > DUET_MAX_BUFFER_BYTES)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements of %zu bytes make a %zu-byte buffer, larger "
                               "than any buffer can be (DUET_MAX_BUFFER_BYTES, %zu: the address space)", fn, count,
-                              duet_datatype_size(dt), bytes, (size_t)DUET_MAX_BUFFER_BYTES);
+                              es, bytes, (size_t)DUET_MAX_BUFFER_BYTES);
     int needs_send = kind != DUET_COLL_RECV && (kind != DUET_COLL_BROADCAST || c->rank == root);
     int needs_recv = kind != DUET_COLL_SEND && (kind != DUET_COLL_REDUCE || c->rank == root);
     if (count && ((needs_send && !sendbuf) || (needs_recv && !recvbuf)))
@@ -100,7 +101,7 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     /* fp16 / bf16 reductions run on an fp32 copy: widen, reduce in fp32, round once (op_finish) */
     int wide = (o->dt == DUET_FLOAT16 || o->dt == DUET_BFLOAT16) && reduces(o->kind);
     duet_datatype_t cdt = wide ? DUET_FLOAT32 : o->dt;
-    size_t es = duet_datatype_size(cdt), block = o->count * es;
+    size_t es = duet_dtype_size_(cdt), block = o->count * es;
     const void *send = o->sendbuf;
     void *recv = o->recvbuf;
     int in_place = !wide && is_in_place(o->kind, send, recv, c->rank, block); /* fp32 copies are separate */
@@ -131,11 +132,12 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         send = o->wide_send;
         recv = o->wide_recv;
     }
-    o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
-                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0, (uint8_t)p2p, 0, 0, {0, 0, 0, 0, 0, 0}};
     /* the signature (duet_coll_sig.h); its number is given when the call runs (number_call) */
-    o->call.hash = p2p ? duet_coll_sig_hash(DUET_COLL_SEND, o->count * duet_datatype_size(o->dt), DUET_UINT8, DUET_SUM, 0)
-                       : duet_coll_sig_hash(o->kind, o->count, o->dt, o->op, o->root);
+    duet_coll_sig_args_t sig = {0, o->count, 0, (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root};
+    sig.hash = p2p ? duet_coll_sig_hash(DUET_COLL_SEND, o->count * duet_dtype_size_(o->dt), DUET_UINT8, DUET_SUM, 0)
+                   : duet_coll_sig_hash(o->kind, o->count, o->dt, o->op, o->root);
+    o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
+                                 p2p ? c->p2p : c->chan, {0, 0, 0}, 0, (uint8_t)p2p, 0, sig};
     if (st == DUET_OK) { /* the caller's input is read-only unless it is also the output */
         o->call.stable[DUET_BUF_SEND] = !in_place;
         o->call.stable[DUET_BUF_RECV] = o->plan->recv_stable;
@@ -170,7 +172,8 @@ static void op_release(duet_coll_op_t *o)
 
 /* Numbers a prepared call as it is about to run (its signature's number, duet_coll_sig.h): a
  * collective is the communicator's next call, part of the run that starts at `first` (0: a run
- * of its own), with what the executor publishes of it; a send or receive the next on its link. */
+ * of its own; the executor publishes it, after its first sends); a send or receive the next on
+ * its link. */
 static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t first)
 {
     duet_comm_t c = o->comm;
@@ -179,11 +182,8 @@ static void number_call(duet_coll_op_t *o, duet_coll_call_t *call, uint64_t firs
         call->call_no = o->kind == DUET_COLL_SEND ? ++p->p2p_sends[o->root] : ++p->p2p_recvs[o->root];
         return;
     }
-    call->call_no = ++c->coll_calls; /* published by the executor, after its first sends */
-    call->pub.first = first ? first : call->call_no;
-    call->pub.count = o->count;
-    call->pub.kind = (int32_t)o->kind, call->pub.dt = (int32_t)o->dt, call->pub.op = (int32_t)o->op;
-    call->pub.root = o->root;
+    call->call_no = ++c->coll_calls;
+    call->sig.first = first ? first : call->call_no;
 }
 
 duet_status_t duet_coll_allreduce_as(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count,
@@ -197,9 +197,7 @@ duet_status_t duet_coll_allreduce_as(duet_comm_t c, const void *sendbuf, void *r
         st = duet_coll_lane_allreduce_as(c, sendbuf, recvbuf, count, dt, op, as, fn);
     } else { /* numbered and published as the call it serves */
         o.call.call_no = as->call;
-        o.call.hash = as->hash;
-        o.call.pub.first = as->first, o.call.pub.count = as->count;
-        o.call.pub.kind = as->kind, o.call.pub.dt = as->dt, o.call.pub.op = as->op, o.call.pub.root = as->root;
+        o.call.sig = as->a;
         if ((st = duet_coll_execute(c, o.plan, &o.call, 1, fn)) == DUET_OK) op_finish(&o);
     }
     op_release(&o);
@@ -225,9 +223,59 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
     duet_cuda_coll_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
                                reduces(o->kind) ? o->op : DUET_SUM, o->root,
                                is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
-                                           o->count * duet_datatype_size(o->dt)),
+                                           o->count * duet_dtype_size_(o->dt)),
                                where, o->stream, o->fn, 0, 0};
     if ((st = duet_cuda_coll_run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
+    return duet_error_ok(DUET_OK);
+}
+
+/* The repeat path. A loop of like calls (a small broadcast, reduce, allgather, ... in a
+ * training step) prepares the same call every time: checks, the tuner's cached pick, the
+ * signature's hash. The last call that took the full path and ran on the tuner's cached
+ * schedule, with no scratch and no fp32 copy, is remembered (remember); a call of its very
+ * shape — kind, count, datatype, op, root, in place or not — on the same communicator, with
+ * its buffers given, no stream, no group open and no TUNE log, runs that schedule at once
+ * (again_fits, run_again): every check the full path makes is one this shape has passed or
+ * one again_fits makes itself, and any other call takes the full path, which reports. */
+static void remember(const duet_coll_op_t *o)
+{
+    duet_comm_t c = o->comm;
+    duet_coll_again_t *g = duet_coll_tune_again(c);
+    if (!g || o->call.p2p || o->wide_send || o->plan == &o->sched || o->plan->tmp_bytes) {
+        if (g) g->valid = 0;
+        return;
+    }
+    *g = (duet_coll_again_t){1, o->kind, o->dt, o->op, o->root, !o->call.stable[DUET_BUF_SEND],
+                             o->kind != DUET_COLL_BROADCAST || c->rank == o->root, o->writes_recv,
+                             o->count, o->count * o->call.elem, o->recv_count, o->plan, o->call};
+}
+
+static int again_fits(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, const void *recvbuf, size_t count,
+                      duet_datatype_t dt, duet_op_t op, int root, duet_stream_t stream, const char *fn)
+{
+    if (!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC) return 0;
+    const duet_coll_again_t *g = duet_coll_tune_again(c);
+    return g && g->valid && g->kind == kind && g->count == count && g->dt == dt && g->root == root &&
+           g->op == (reduces(kind) ? op : DUET_SUM) && !stream &&
+           (!count || ((sendbuf || !g->needs_send) && (recvbuf || !g->needs_recv))) &&
+           is_in_place(kind, sendbuf, recvbuf, c->rank, g->block) == g->in_place &&
+           !atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) && duet_coll_group_depth() == 0 &&
+           !duet_log_enabled(DUET_LOG_INFO, DUET_SUBSYS_TUNE) &&
+           (!c->async_failure || c->async_failure(c, fn) == DUET_OK);
+}
+
+static duet_status_t run_again(duet_comm_t c, const void *sendbuf, void *recvbuf, const char *fn)
+{
+    const duet_coll_again_t *g = duet_coll_tune_again(c);
+    duet_coll_call_t call = g->call;
+    call.buf[DUET_BUF_SEND] = (char *)(uintptr_t)sendbuf;
+    call.buf[DUET_BUF_RECV] = recvbuf;
+    call.call_no = ++c->coll_calls;
+    call.sig.first = call.call_no;
+    duet_status_t st = duet_coll_execute(c, g->plan, &call, 1, fn);
+    if (st) return failed(c, st, fn);
+    if (g->op == DUET_AVG && g->needs_recv && g->recv_count)
+        duet_reduce_finish_avg(g->dt, recvbuf, g->recv_count, c->size);
     return duet_error_ok(DUET_OK);
 }
 
@@ -247,6 +295,7 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
     if (o->lane) {
         st = duet_coll_lane_allreduce(o->comm, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
     } else {
+        remember(o);
         number_call(o, &o->call, 0);
         if ((st = duet_coll_execute(o->comm, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
     }
@@ -292,9 +341,12 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
                                 size_t count, duet_datatype_t dt, duet_op_t op, int root, duet_stream_t stream,
                                 const char *fn)
 {
+    int where = duet_cuda_coll_routes(c, sendbuf, recvbuf, stream);
+    if (!where && again_fits(c, kind, sendbuf, recvbuf, count, dt, op, root, stream, fn))
+        return run_again(c, sendbuf, recvbuf, fn);
     duet_coll_op_t o = {.comm = c, .kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
                         .op = op, .root = root, .stream = stream, .fn = fn};
-    return submit(&o, duet_cuda_coll_routes(c, sendbuf, recvbuf, stream));
+    return submit(&o, where);
 }
 
 /* The fast path of the latency lane: an allreduce of the very shape the tuner last gave to
@@ -321,6 +373,8 @@ duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, d
         duet_status_t st = duet_coll_lane_allreduce(comm, sendbuf, recvbuf, count, dt, op, "duet_allreduce");
         return st ? failed(comm, st, "duet_allreduce") : DUET_OK;
     }
+    if (!where && again_fits(comm, DUET_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, stream, "duet_allreduce"))
+        return run_again(comm, sendbuf, recvbuf, "duet_allreduce");
     duet_coll_op_t o = {.comm = comm, .kind = DUET_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                         .count = count, .dt = dt, .op = op, .stream = stream, .fn = "duet_allreduce"};
     return submit(&o, where);

@@ -69,12 +69,6 @@ static const char *const dtype_names[DUET_DATATYPE_COUNT] = {
 #undef DUET_NAME_
 };
 
-static const size_t dtype_sizes[DUET_DATATYPE_COUNT] = {
-#define DUET_SIZE_(E, name, T, size, is_float) [E] = size,
-    DUET_DTYPE_TABLE(DUET_SIZE_)
-#undef DUET_SIZE_
-};
-
 static const char *const op_names[DUET_OP_COUNT] = {
 #define DUET_NAME_(E, name) [E] = #name,
     DUET_OP_TABLE(DUET_NAME_)
@@ -107,7 +101,7 @@ const char *duet_op_name(duet_op_t op)
 
 size_t duet_datatype_size(duet_datatype_t dt)
 {
-    return (unsigned)dt < DUET_DATATYPE_COUNT ? dtype_sizes[dt] : 0;
+    return duet_dtype_size_(dt);
 }
 
 int duet_dtype_parse(const char *name, duet_datatype_t *out)

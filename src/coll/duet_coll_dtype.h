@@ -74,11 +74,23 @@ extern "C" {
  *   int8: i8 char   uint8: u8   int32: i32 int   uint32: u32 uint   int64: i64   uint64: u64
  *   half: fp16 f16 float16   bfloat16: bf16   float: fp32 f32 float32   double: fp64 f64 float64
  *   avg: mean
- * duet_datatype_size (public, duet.h) is implemented in duet_coll_dtype.c. */
+ * duet_datatype_size (public, duet.h) is implemented in duet_coll_dtype.c; duet_dtype_size_ is
+ * the same inline, for the checks every call makes (0 for a value out of range). */
 const char *duet_dtype_name(duet_datatype_t dt);
 const char *duet_op_name(duet_op_t op);
 int duet_dtype_parse(const char *name, duet_datatype_t *out);
 int duet_op_parse(const char *name, duet_op_t *out);
+
+static inline DUET_HD size_t duet_dtype_size_(duet_datatype_t dt)
+{
+    switch (dt) {
+#define DUET_SIZE_(E, name, T, size, is_float) \
+    case E: return size;
+        DUET_DTYPE_TABLE(DUET_SIZE_)
+#undef DUET_SIZE_
+    default: return 0;
+    }
+}
 
 /* 1 for the types duet_reduce_to_f32 / duet_f32_to_dtype take (fp16, bf16, fp32). */
 static inline DUET_HD int duet_dtype_has_f32_acc(duet_datatype_t dt)

@@ -56,9 +56,12 @@ duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, vo
 {
     duet_coll_chan_t *ch = c->chan;
     int n = c->size;
-    size_t bytes = count * duet_datatype_size(dt);
+    size_t bytes = count * duet_dtype_size_(dt);
     uint64_t k = ++ch->lane_calls, call = as ? as->call : ++c->coll_calls;
-    uint32_t hash = as ? as->hash : duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
+    duet_coll_sig_args_t sig = {call, count, 0, DUET_COLL_ALLREDUCE, (int32_t)dt, (int32_t)op, 0};
+    if (as) sig = as->a;
+    else sig.hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
+    uint32_t hash = sig.hash;
     uint64_t seq = duet_chan_seq((uint32_t)call, k);
     char mine[DUET_LANE_BYTES]; /* a copy: in place, recvbuf is written before the input is used */
     memcpy(mine, sendbuf, bytes);
@@ -81,9 +84,7 @@ duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, vo
     }
     /* published after my lines are out: a line a waiting peer has read costs its next store a
      * miss, which must not hold back the stores of my input behind it */
-    if (as) duet_coll_sig_publish(c, call, as->first, (duet_coll_kind_t)as->kind, as->count, (duet_datatype_t)as->dt,
-                                  (duet_op_t)as->op, as->root, hash);
-    else duet_coll_sig_publish(c, call, call, DUET_COLL_ALLREDUCE, count, dt, op, 0, hash);
+    duet_coll_sig_publish(c, call, &sig);
     /* reduce in rank order; fp16 / bf16 accumulate in fp32 and round once */
     duet_op_t step = op == DUET_AVG ? DUET_SUM : op;
     int wide = dt == DUET_FLOAT16 || dt == DUET_BFLOAT16;
@@ -104,13 +105,7 @@ duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, vo
             duet_chan_got_t bad = {1, (uint32_t)(got >> 32), line->hash, line->len};
             duet_coll_call_t want;
             memset(&want, 0, sizeof want);
-            want.call_no = call, want.hash = hash;
-            want.pub.first = as ? as->first : call, want.pub.count = count, want.pub.kind = DUET_COLL_ALLREDUCE;
-            want.pub.dt = (int32_t)dt, want.pub.op = (int32_t)op;
-            if (as) {
-                want.pub.count = as->count, want.pub.kind = as->kind, want.pub.dt = as->dt, want.pub.op = as->op;
-                want.pub.root = as->root;
-            }
+            want.call_no = call, want.sig = sig;
             return duet_coll_sig_bad_message(c, p, &want, &bad, bytes);
         }
     }

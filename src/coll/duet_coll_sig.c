@@ -30,8 +30,7 @@ static int read_line(duet_comm_t c, int rank, uint64_t call, duet_coll_sig_line_
     }
     const duet_coll_sig_line_t *l = lines_at(ch->peer_block[rank], ch) + call % DUET_SIG_HISTORY;
     if (atomic_load_explicit(&l->call, memory_order_acquire) != call) return 0;
-    out->first = l->first, out->count = l->count, out->hash = l->hash;
-    out->kind = l->kind, out->dt = l->dt, out->op = l->op, out->root = l->root;
+    out->a = l->a;
     atomic_thread_fence(memory_order_acquire); /* the writer zeroes call before it rewrites a line */
     if (atomic_load_explicit(&l->call, memory_order_relaxed) != call) return 0;
     atomic_store_explicit(&out->call, call, memory_order_relaxed);
@@ -43,7 +42,7 @@ static int gone_past(duet_comm_t c, int rank, uint64_t call)
 {
     const duet_coll_sig_line_t *l = lines_at(c->chan->peer_block[rank], c->chan) + (call + 1) % DUET_SIG_HISTORY;
     uint64_t k = atomic_load_explicit(&l->call, memory_order_acquire);
-    uint64_t first = l->first;
+    uint64_t first = l->a.first;
     atomic_thread_fence(memory_order_acquire);
     return k > call && first > call && atomic_load_explicit(&l->call, memory_order_relaxed) == k;
 }
@@ -51,10 +50,11 @@ static int gone_past(duet_comm_t c, int rank, uint64_t call)
 /* The call as text: "allreduce of 4 int32 (sum)". */
 static void call_text(const duet_coll_sig_line_t *l, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s of %llu %s", duet_coll_kind_name((duet_coll_kind_t)l->kind),
-                     (unsigned long long)l->count, duet_dtype_name((duet_datatype_t)l->dt));
-    if (n > 0 && (size_t)n < len && reduces(l->kind)) n += snprintf(buf + n, len - (size_t)n, " (%s)", duet_op_name((duet_op_t)l->op));
-    if (n > 0 && (size_t)n < len && rooted(l->kind)) snprintf(buf + n, len - (size_t)n, " root %d", l->root);
+    int n = snprintf(buf, len, "%s of %llu %s", duet_coll_kind_name((duet_coll_kind_t)l->a.kind),
+                     (unsigned long long)l->a.count, duet_dtype_name((duet_datatype_t)l->a.dt));
+    if (n > 0 && (size_t)n < len && reduces(l->a.kind))
+        n += snprintf(buf + n, len - (size_t)n, " (%s)", duet_op_name((duet_op_t)l->a.op));
+    if (n > 0 && (size_t)n < len && rooted(l->a.kind)) snprintf(buf + n, len - (size_t)n, " root %d", l->a.root);
 }
 
 /* When ranks a and b published other arguments for one call: the text naming both ranks and the
@@ -69,23 +69,23 @@ static int field_text(int a, const duet_coll_sig_line_t *la, int b, const duet_c
         const duet_coll_sig_line_t *tl = la;
         la = lb, lb = tl;
     }
-    const char *kind = duet_coll_kind_name((duet_coll_kind_t)la->kind);
+    const char *kind = duet_coll_kind_name((duet_coll_kind_t)la->a.kind);
     unsigned long long k = (unsigned long long)call;
-    if (la->kind != lb->kind)
+    if (la->a.kind != lb->a.kind)
         snprintf(buf, len, "rank %d called %s, rank %d %s (call #%llu)", a, kind, b,
-                 duet_coll_kind_name((duet_coll_kind_t)lb->kind), k);
-    else if (la->count != lb->count)
+                 duet_coll_kind_name((duet_coll_kind_t)lb->a.kind), k);
+    else if (la->a.count != lb->a.count)
         snprintf(buf, len, "rank %d called %s with count %llu, rank %d with %llu (call #%llu)", a, kind,
-                 (unsigned long long)la->count, b, (unsigned long long)lb->count, k);
-    else if (la->dt != lb->dt)
+                 (unsigned long long)la->a.count, b, (unsigned long long)lb->a.count, k);
+    else if (la->a.dt != lb->a.dt)
         snprintf(buf, len, "rank %d called %s with datatype %s, rank %d with %s (call #%llu)", a, kind,
-                 duet_dtype_name((duet_datatype_t)la->dt), b, duet_dtype_name((duet_datatype_t)lb->dt), k);
-    else if (reduces(la->kind) && la->op != lb->op)
+                 duet_dtype_name((duet_datatype_t)la->a.dt), b, duet_dtype_name((duet_datatype_t)lb->a.dt), k);
+    else if (reduces(la->a.kind) && la->a.op != lb->a.op)
         snprintf(buf, len, "rank %d called %s with op %s, rank %d with %s (call #%llu)", a, kind,
-                 duet_op_name((duet_op_t)la->op), b, duet_op_name((duet_op_t)lb->op), k);
-    else if (rooted(la->kind) && la->root != lb->root)
-        snprintf(buf, len, "rank %d called %s with root %d, rank %d with %d (call #%llu)", a, kind, la->root, b,
-                 lb->root, k);
+                 duet_op_name((duet_op_t)la->a.op), b, duet_op_name((duet_op_t)lb->a.op), k);
+    else if (rooted(la->a.kind) && la->a.root != lb->a.root)
+        snprintf(buf, len, "rank %d called %s with root %d, rank %d with %d (call #%llu)", a, kind, la->a.root, b,
+                 lb->a.root, k);
     else
         return 0;
     return 1;
@@ -138,8 +138,7 @@ static void line_of(const duet_coll_call_t *w, duet_coll_sig_line_t *l)
 {
     memset(l, 0, sizeof *l);
     atomic_store_explicit(&l->call, w->call_no, memory_order_relaxed);
-    l->first = w->pub.first, l->count = w->pub.count, l->hash = w->hash;
-    l->kind = w->pub.kind, l->dt = w->pub.dt, l->op = w->pub.op, l->root = w->pub.root;
+    l->a = w->sig;
 }
 
 /* Whether a report that names the field is in my block (another rank's). */
@@ -180,8 +179,7 @@ static int compare(duet_comm_t c, int peer, const duet_coll_call_t *want, duet_c
     duet_coll_sig_line_t theirs;
     line_of(want, mine);
     /* mine first: the peer may be here too, waiting for my line */
-    duet_coll_sig_publish(c, want->call_no, want->pub.first, (duet_coll_kind_t)want->pub.kind, want->pub.count,
-                          (duet_datatype_t)want->pub.dt, (duet_op_t)want->pub.op, want->pub.root, want->hash);
+    duet_coll_sig_publish(c, want->call_no, &want->sig);
     if (!await_line(c, peer, want->call_no, &theirs)) return -1;
     return field_text(c->rank, mine, peer, &theirs, want->call_no, text, len);
 }
@@ -265,8 +263,7 @@ int duet_coll_sig_explain(duet_comm_t c, duet_status_t st, const char *fn)
 
 duet_status_t duet_coll_sig_post(duet_comm_t c, const duet_coll_sig_t *sig)
 {
-    duet_coll_sig_publish(c, sig->call, sig->first, (duet_coll_kind_t)sig->kind, sig->count, (duet_datatype_t)sig->dt,
-                          (duet_op_t)sig->op, sig->root, sig->hash);
+    duet_coll_sig_publish(c, sig->call, &sig->a);
     if (c->size < 2 || !duet_cfg()->test_sig_post) return DUET_OK;
     duet_coll_sig_line_t mine, theirs;
     char text[512];

@@ -9,11 +9,11 @@
  *   1. every message carries it: a channel slot's header and a lane line hold the call number
  *      beside the message number (seq word: call << 32 | message) and the hash beside the
  *      length, so the check reads the cache line the receiver reads anyway;
- *   2. every rank publishes its current call in a line of its own channel block (two local
- *      stores per call in a loop of like calls; after the call's first messages are out), a
- *      history of DUET_SIG_HISTORY calls by call number:
+ *   2. every rank publishes its current call in a line of its own channel block (a few local
+ *      stores per call, after the call's first messages are out), a history of
+ *      DUET_SIG_HISTORY calls by call number:
  *
- *        line[call % H] = {call, first call of its group, hash, kind, count, datatype, op, root}
+ *        line[call % H] = {call, first call of its group, count, hash, kind, datatype, op, root}
  *
  *      a rank that waits for a mapped peer looks at the peer's line for the same call (after the
  *      first spins, every few turns): other arguments are a mismatch at once, whatever path
@@ -55,12 +55,9 @@
 
 /* A published call (one cache line of the publisher's channel block). */
 typedef struct duet_coll_sig_line {
-    _Atomic uint64_t call; /* the call's number, stored last (0: none yet) */
-    uint64_t first;        /* the first call of the run it is part of (a group runs several) */
-    uint64_t count;
-    uint32_t hash;
-    int32_t kind, dt, op, root;
-    char pad[DUET_CACHELINE - 44];
+    _Atomic uint64_t call; /* the call's number, stored last (0: none yet, or being rewritten) */
+    duet_coll_sig_args_t a;
+    char pad[DUET_CACHELINE - sizeof(uint64_t) - sizeof(duet_coll_sig_args_t)];
 } duet_coll_sig_line_t;
 
 typedef struct {
@@ -72,10 +69,7 @@ typedef struct {
  * published (op and root as in duet_coll_sig_hash: ignored where the kind has none). */
 typedef struct {
     uint64_t call;
-    uint64_t first; /* the first call of the run it is part of (a group's calls are one run) */
-    uint64_t count;
-    uint32_t hash;
-    int32_t kind, dt, op, root;
+    duet_coll_sig_args_t a;
 } duet_coll_sig_t;
 
 /* Bytes of a channel block for the published lines and the reports of n ranks. */
@@ -103,23 +97,16 @@ static inline uint32_t duet_coll_sig_hash(duet_coll_kind_t kind, size_t count, d
     return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
-/* Publishes call number `call` (part of the run that starts at `first`) in my channel block. A
- * line that already holds these arguments (a loop of like calls: the line of H calls ago) only
- * gets the new numbers; else its number is zeroed before the fields change, so a reader (which
- * reads the number before and after the fields) never mixes two calls' fields. */
-static inline void duet_coll_sig_publish(duet_comm_t c, uint64_t call, uint64_t first, duet_coll_kind_t kind,
-                                         size_t count, duet_datatype_t dt, duet_op_t op, int root, uint32_t hash)
+/* Publishes call number `call` with its arguments in my channel block: the line's number is
+ * zeroed before its fields change, so a reader (which reads the number before and after the
+ * fields) never mixes two calls' fields. Seven stores to a line of my own (a peer reads it only
+ * in a long wait). */
+static inline void duet_coll_sig_publish(duet_comm_t c, uint64_t call, const duet_coll_sig_args_t *a)
 {
     duet_coll_sig_line_t *l = c->chan->sig_mine + call % DUET_SIG_HISTORY;
-    if (l->hash != hash || l->count != count || l->kind != (int32_t)kind || l->dt != (int32_t)dt ||
-        l->op != (int32_t)op || l->root != root) {
-        atomic_store_explicit(&l->call, 0, memory_order_relaxed);
-        atomic_thread_fence(memory_order_release);
-        l->count = count;
-        l->hash = hash;
-        l->kind = (int32_t)kind, l->dt = (int32_t)dt, l->op = (int32_t)op, l->root = root;
-    }
-    l->first = first;
+    atomic_store_explicit(&l->call, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    l->a = *a;
     atomic_store_explicit(&l->call, call, memory_order_release);
 }
 

@@ -50,6 +50,30 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m);
 /* Forgets a communicator's cached decisions (at its destruction). */
 void duet_coll_tune_free(duet_comm_t c);
 
+/* The last full-path call's preparation on a communicator, for the repeat path (a loop of
+ * like calls skips checks, tuner and schedule: duet_coll_api.c's `again`). It names the
+ * tuner's cached schedule, so it is valid only until the tuner writes its cache again (any
+ * pick that misses clears it) or forgets it (duet_coll_tune_free). */
+typedef struct {
+    int valid;
+    duet_coll_kind_t kind;
+    duet_datatype_t dt;
+    duet_op_t op;        /* as prepared: DUET_SUM where the kind has no op */
+    int root, in_place;  /* in place by the collective's convention (duet.h) */
+    int needs_send, needs_recv; /* the buffers this rank must be given (when count > 0) */
+    size_t count, block; /* block: bytes of one rank's block (in place is judged by it) */
+    size_t recv_count;   /* elements the call writes (the average divides them) */
+    const duet_sched_t *plan;  /* the tuner's cached schedule */
+    duet_coll_call_t call;     /* the call as prepared; buffers and number are set per call */
+} duet_coll_again_t;
+
+/* c's repeat-path record (the first member of the tuner's cache), or NULL before the tuner's
+ * first decision on c. */
+static inline duet_coll_again_t *duet_coll_tune_again(duet_comm_t c)
+{
+    return (duet_coll_again_t *)(void *)c->tune;
+}
+
 /* The algorithm for this call: the one DUET_ALGO forces (an error if it cannot run this
  * call), else the cheapest by the alpha-beta model; decisions are cached per call shape.
  * *plan is this rank's schedule: either *sched (built now; the caller frees it) or one the

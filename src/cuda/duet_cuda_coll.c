@@ -245,13 +245,13 @@ duet_status_t duet_cuda_coll_end(coll_state_t *s, cudaStream_t cs, const char *f
 /* A call's signature as the host publishes it, and as its kernels carry it (a word). */
 static duet_coll_sig_t call_sig(const duet_cuda_coll_call_t *k)
 {
-    return (duet_coll_sig_t){k->call_no, k->first ? k->first : k->call_no, k->count,
-                             duet_coll_sig_hash(k->kind, k->count, k->dt, k->op, k->root), k->kind, (int32_t)k->dt,
-                             (int32_t)k->op, k->root};
+    return (duet_coll_sig_t){k->call_no, {k->first ? k->first : k->call_no, k->count,
+                                          duet_coll_sig_hash(k->kind, k->count, k->dt, k->op, k->root), k->kind,
+                                          (int32_t)k->dt, (int32_t)k->op, k->root}};
 }
 static uint64_t call_word(const duet_cuda_coll_call_t *k)
 {
-    return k->call_no ? duet_cuda_sig_word(k->call_no, call_sig(k).hash) : 0;
+    return k->call_no ? duet_cuda_sig_word(k->call_no, call_sig(k).a.hash) : 0;
 }
 
 /* The one-shot / two-shot kernel (an allreduce of at most DUET_CUDA_COLL_MAX_BYTES). */

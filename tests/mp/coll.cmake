@@ -97,6 +97,21 @@ foreach(n 1 2 3 4 5 8)
   endforeach()
 endforeach()
 
+# test_coll_again: the repeat path (a call of the shape the last one prepared runs its schedule at
+# once): loops of like calls with changing buffers, in place by turns, checked element by element;
+# the tuner's choice, and small channels (each call hundreds of messages).
+foreach(n 1 2 3 4 5 8)
+  add_test(NAME mp.test_coll_again.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 $<TARGET_FILE:test_coll_again>)
+  set_tests_properties(mp.test_coll_again.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()
+foreach(n 3 4)
+  add_test(NAME mp.test_coll_again.small-chunks.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 -x DUET_COLL_CHUNK=64
+                   -x DUET_COLL_SLOTS=2 $<TARGET_FILE:test_coll_again>)
+  set_tests_properties(mp.test_coll_again.small-chunks.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()
+
 # test_coll_mismatch: mismatched collective calls (count, datatype, op, root) fail on every rank
 # with DUET_ERR_INVALID_ARG naming both ranks and the field, and revoke the communicator; the
 # tuner's choice, forced algorithms, and buffers in the heap (sends by reference). Its waits end
@@ -125,3 +140,7 @@ foreach(algo allgather:rd reducescatter:rhd) # powers of two only
   duet_mismatch_test_(${tag} RANKS 2 4 ENV DUET_ALGO=${algo})
 endforeach()
 duet_mismatch_test_(small-chunks RANKS 3 5 ENV DUET_COLL_CHUNK=64 DUET_COLL_SLOTS=2)
+# The mismatched call after like calls of its shape: the ranks that keep the shape take the
+# repeat path (test_coll_again), the odd one the full path.
+duet_mismatch_test_(repeat RANKS 2 3 4 ENV TEST_MISMATCH_REPEAT=1)
+duet_mismatch_test_(repeat-heap RANKS 3 ENV TEST_MISMATCH_REPEAT=1 TEST_MISMATCH_HEAP=1)

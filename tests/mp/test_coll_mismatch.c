@@ -20,6 +20,10 @@
  * every rank. duet_comm_shrink gives the next case's communicator, whose first call (a matched
  * allreduce of random integers) is checked element by element against the reference.
  *
+ * With TEST_MISMATCH_REPEAT=1 each case first makes the very call it then makes mismatched
+ * three times, matched: the ranks that keep the shape run the mismatched call on the repeat
+ * path (src/coll/duet_coll_api.c), the odd rank on the full path.
+ *
  * Usage: test_coll_mismatch [seed]   (DUET_ALGO forces algorithms as for test_coll)
  */
 #include "duet_test.h"
@@ -33,7 +37,7 @@ enum { F_COUNT, F_PATH, F_DTYPE, F_OP, F_ROOT, NFIELD };
 static const char *field_name[NFIELD] = {"count", "path", "datatype", "op", "root"};
 static const char *field_word[NFIELD] = {"with count", "with count", "with datatype", "with op", "with root"};
 
-static int me, np, use_heap;
+static int me, np, use_heap, repeat;
 static long ncases, npassed;
 static char ctx[200];
 
@@ -127,11 +131,23 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
     dt_set_context(ctx);
     ncases++;
     long before = dt_failures();
-    matched_allreduce(c, key, "before the mismatch", 2);
+    /* the mismatched call's number: after the matched allreduce (#1) and the like calls (a group
+     * is two calls) */
+    int odd_call = 2 + (repeat ? 3 : 0) * (coll == GRP ? 2 : 1);
+    matched_allreduce(c, key, "before the mismatch", odd_call);
     size_t n = large ? LARGE : 2;
     duet_datatype_t dt = DUET_INT32;
     duet_op_t op = DUET_SUM;
     int root = 0;
+    char msg[512];
+    char report[32];
+    snprintf(report, sizeof report, "(call #%d)", odd_call);
+    for (int i = 0; i < (repeat ? 3 : 0); i++) { /* the call's shape, matched (its data is test_coll_again's) */
+        duet_status_t st = call(c, coll, sbuf, rbuf, n, dt, op, root, msg, sizeof msg);
+        /* a rank still in it may be stopped by the revoke of one that found the mismatch after it */
+        EXPECT(st == DUET_OK || (st == DUET_ERR_INVALID_ARG && strstr(msg, report)),
+               "matched call %d of the shape before the mismatch: %s: %s", i + 1, duet_status_str(st), msg);
+    }
     if (me == odd) {
         if (field == F_COUNT) n *= 2;
         if (field == F_PATH) n = 100000;
@@ -145,7 +161,6 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
     for (size_t i = 0; i < sb; i++) s[i] = (char)(i * 7 + (size_t)me);
     memset(r, 0x5a, rb);
     double t0 = now_s();
-    char msg[512];
     duet_status_t st = call(c, coll, s, r, n, dt, op, root, msg, sizeof msg);
     double took = now_s() - t0;
     /* may return OK: a rank that only sends, by its own arguments; or a broadcast's receiver that
@@ -185,10 +200,11 @@ int main(int argc, char **argv)
     uint64_t seed = dt_pick_seed(dt_seed_text(argc, argv), (uint64_t)time(NULL));
     CHECK_OK(dt_share_seed(W, sym, &seed));
     use_heap = getenv("TEST_MISMATCH_HEAP") && atoi(getenv("TEST_MISMATCH_HEAP"));
+    repeat = getenv("TEST_MISMATCH_REPEAT") && atoi(getenv("TEST_MISMATCH_REPEAT"));
     const char *algo = getenv("DUET_ALGO");
     if (me == 0)
-        printf("test_coll_mismatch: %d ranks, DUET_ALGO=%s%s\n", np, algo && algo[0] ? algo : "(tuner)",
-               use_heap ? ", buffers in the heap" : "");
+        printf("test_coll_mismatch: %d ranks, DUET_ALGO=%s%s%s\n", np, algo && algo[0] ? algo : "(tuner)",
+               use_heap ? ", buffers in the heap" : "", repeat ? ", after like calls" : "");
     if (np < 2) { /* nobody to disagree with */
         CHECK_OK(duet_finalize());
         return dt_finish();
