@@ -1,9 +1,10 @@
 /*
  * ncclCommSplit, ncclCommShrink, ncclCommRevoke.
  *
- * Split makes independent communicators, not Duet teams: every color's first member (by key,
- * then parent rank) makes a unique id, the parent allgathers colors, keys and ids, and each
- * color's members run duet_comm_init_rank. The new communicator has its own heap (and GPU
+ * Split makes independent communicators, not Duet teams: the parent allgathers colors and
+ * keys; each color's members, ordered by key then parent rank, get their group's unique id
+ * from duet_ext_group_unique_id (the first member listens; the others derive the secret, so
+ * none travels) and run duet_comm_init_rank. The new communicator has its own heap (and GPU
  * heap, so GPU collectives work on it, which Duet refuses on teams) and outlives its parent,
  * as NCCL's do.
  *
@@ -49,10 +50,11 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     if ((r = nccl_config_check(config, fn))) return r;
     int n = comm->nranks, me = comm->rank;
     split_entry_t mine = {color, key, me, 0}, *all = calloc((size_t)n, sizeof *all);
-    duet_unique_id_t *ids = calloc((size_t)n, sizeof *ids), myid;
-    memset(&myid, 0, sizeof myid);
-    if (!all || !ids) {
-        free(all), free(ids);
+    int *ranks = calloc((size_t)n, sizeof *ranks);
+    duet_unique_id_t id;
+    memset(&id, 0, sizeof id);
+    if (!all || !ranks) {
+        free(all), free(ranks);
         return nccl_fail(ncclSystemError, "%s: out of host memory", fn);
     }
     duet_status_t st = duet_allgather(&mine, all, sizeof mine, DUET_UINT8, comm->dc, NULL);
@@ -67,11 +69,13 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
         for (int i = 0; mem && i < members; i++)
             if (mem[i].rank == me) newrank = i;
     }
-    duet_status_t made = DUET_OK;
-    if (newrank == 0) made = duet_get_unique_id(&myid);
+    for (int i = 0; mem && i < members; i++) ranks[i] = mem[i].rank;
     /* everyone takes part in the id exchange, even after a local failure (no one is left waiting) */
-    if (st == DUET_OK) st = duet_allgather(&myid, ids, sizeof myid, DUET_UINT8, comm->dc, NULL);
-    if (st == DUET_OK && made) st = made;
+    if (st == DUET_OK) {
+        int grouped = color != NCCL_SPLIT_NOCOLOR && mem;
+        st = duet_ext_group_unique_id(comm->dc, grouped ? color : -1, grouped ? ranks : NULL, grouped ? members : 0,
+                                      &id);
+    }
     if (st == DUET_OK && color != NCCL_SPLIT_NOCOLOR && !mem)
         st = duet_ext_error_set(DUET_ERR_NO_MEMORY, "out of host memory");
     if (st == DUET_OK && color != NCCL_SPLIT_NOCOLOR) {
@@ -79,7 +83,7 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
         duet_config_t dconf = DUET_CONFIG_INIT;
         dconf.cuda_device_current = comm->cuda_dev >= 0; /* on the parent's GPU, as NCCL's split */
         nccl_cuda_set_device(comm->cuda_dev);
-        st = duet_comm_init_rank(&dc, members, ids[mem[0].rank], newrank, &dconf);
+        st = duet_comm_init_rank(&dc, members, id, newrank, &dconf);
         if (st == DUET_OK) {
             struct ncclComm *c = nccl_comm_wrap(dc, config, fn);
             if (!c) r = ncclSystemError;
@@ -89,7 +93,8 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
             }
         }
     }
-    free(all), free(ids), free(mem);
+    memset(&id, 0, sizeof id);
+    free(all), free(ranks), free(mem);
     if (st) return duet_failed(st, fn);
     return r;
 }

@@ -47,6 +47,18 @@ const char *duet_ext_env(const char *name);
  * \"NVLS\" has no Duet counterpart here; ignored"), one per line; "" when nothing. */
 const char *duet_ext_settings_notes(void);
 
+/* A unique id for a new communicator of some of parent's ranks (duet_comm_init_rank), made so
+ * that no secret travels: collective over parent (every rank calls it once per use, those in
+ * no group with members == NULL, nmembers 0); members: the group's parent ranks, in the new
+ * communicator's rank order (members[0] opens the listener), the same list on each of them.
+ * Every member derives the group's secret from parent's (a keyed hash over the parent's
+ * bootstrap exchange count and `color`, which must differ between groups made by one call);
+ * only the first member's address is exchanged, over parent's bootstrap. On return a member
+ * has in *id what duet_get_unique_id would have given it from the first member (the first
+ * member itself, its listener). DUET_ERR_INVALID_ARG for a bad list, on the ranks it names. */
+duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int *members, int nmembers,
+                                       duet_unique_id_t *id);
+
 /* IEEE binary16 (DUET_FLOAT16) and bfloat16 (DUET_BFLOAT16) to and from float, rounding to
  * nearest even, as Duet's reductions do. */
 float duet_ext_f16_to_f32(uint16_t h);

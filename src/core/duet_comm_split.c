@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/duet_comm.h"
+#include "duet/duet_ext.h"
 #include "core/duet_ft.h"
 #include "heap/duet_heap_dev.h"
 
@@ -130,6 +131,49 @@ duet_boot_scope_t duet_comm_boot_scope_(duet_comm_t c, const int *heap_pes, int 
     for (int i = 1; i < n; i++)
         if (!host_of || host_of[heap_pes[i]] != host_of[heap_pes[0]]) return DUET_BOOT_HOSTS;
     return DUET_BOOT_ONE_HOST;
+}
+
+duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int *members, int nmembers,
+                                       duet_unique_id_t *id)
+{
+    const char *fn = "duet_ext_group_unique_id";
+    duet_status_t st = duet_comm_check_usable(parent, fn);
+    if (st) return st;
+    int n = parent->size, me = -1;
+    if (!id || nmembers < 0 || nmembers > n || (nmembers && !members))
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "%s: id %p, %d members at %p: not a group of %d ranks", fn,
+                       (void *)id, nmembers, (const void *)members, n);
+    for (int i = 0; st == DUET_OK && i < nmembers; i++) {
+        if (members[i] < 0 || members[i] >= n)
+            st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "%s: member %d is rank %d, not one of [0, %d)", fn, i,
+                           members[i], n);
+        if (members[i] == parent->rank) me = i;
+    }
+    if (st == DUET_OK && nmembers && me < 0)
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "%s: rank %d is not among the %d members it names", fn,
+                       parent->rank, nmembers);
+    /* the exchange itself: every rank takes part, even after a local error (nobody waits alone) */
+    uint8_t secret[DUET_SECRET_BYTES];
+    duet_boot_derive_secret(parent->boot.secret, "group", parent->boot.seq, (uint64_t)(uint32_t)color, secret);
+    split_id_t mine = {DUET_OK, 0, {0, 0, 0, 0}}, *ids = malloc(sizeof *ids * (size_t)n);
+    int *heap_pe = me == 0 ? malloc(sizeof(int) * (size_t)nmembers) : NULL;
+    if (st == DUET_OK && me == 0) {
+        for (int i = 0; heap_pe && i < nmembers; i++) heap_pe[i] = parent->heap_pe[members[i]];
+        mine.status = !heap_pe ? DUET_ERR_NO_MEMORY
+                               : duet_boot_id_create_secret(id, secret, duet_comm_boot_scope_(parent, heap_pe, nmembers));
+        if (mine.status == DUET_OK) duet_boot_id_addr(id, &mine.addr);
+    }
+    free(heap_pe);
+    duet_status_t xst = ids ? duet_boot_allgather(&parent->boot, &mine, ids, sizeof mine)
+                            : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
+    if (st == DUET_OK) st = xst;
+    if (st == DUET_OK && nmembers && ids[members[0]].status != DUET_OK)
+        st = DUET_FAIL((duet_status_t)ids[members[0]].status, INIT, "%s: the group's first member (rank %d) could "
+                       "not open a bootstrap listener", fn, members[0]);
+    if (st == DUET_OK && nmembers && me > 0) duet_boot_id_rebuild(id, &ids[members[0]].addr, secret);
+    memset(secret, 0, sizeof secret);
+    free(ids);
+    return st;
 }
 
 duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
