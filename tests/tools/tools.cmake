@@ -1,5 +1,10 @@
 # tools.* — tests of the tools' command lines (POSIX sh scripts under tests/tools/, each
 # passing or failing by its exit code).
+# The layers hold: no #include between folders of src/ against the layer order, public headers
+# and compat/ on public headers only (beyond the edges tests/tools/layers_known.txt lists)
+add_test(NAME unit.layers COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/layers.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(unit.layers PROPERTIES LABELS unit TIMEOUT 60)
+
 if(NOT TARGET duet-sim)
   return()
 endif()
