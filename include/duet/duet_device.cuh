@@ -109,7 +109,10 @@
  *   duet_device_rma.cuh      p / g, put / get
  *   duet_device_signal.cuh   signals, wait_until / test
  *   duet_device_amo.cuh      atomics
- *   duet_device_sync.cuh     fence, quiet, barriers */
+ *   duet_device_sync.cuh     fence, quiet, barriers
+ *   duet_device_util.cuh     building blocks for layers on this API: thread indices, the
+ *                            group copy, the acquire load and comparison of the waits, the
+ *                            abort word */
 #include "duet/duet_device_detail.cuh"
 #include "duet/duet_device_proxy.cuh"
 
@@ -147,5 +150,6 @@ static __device__ __forceinline__ const T *duet_dev_ptr(const duet_device_comm_t
 #include "duet/duet_device_signal.cuh"
 #include "duet/duet_device_amo.cuh"
 #include "duet/duet_device_sync.cuh"
+#include "duet/duet_device_util.cuh"
 
 #endif /* DUET_DEVICE_CUH */

@@ -1,5 +1,6 @@
 /*
- * duet_device_amo.cuh — the device API's atomics on symmetric integers of a pe.
+ * duet_device_amo.cuh — the device API's atomics on symmetric integers of a pe (and the
+ * fetch, set and swap of 4- and 8-byte floats).
  *
  * A part of the device API: include duet/duet_device.cuh (its conventions, memory model and
  * proxy path are described there), never this file alone.
@@ -14,7 +15,8 @@
 /* ------------------------------------------------------------------------------------
  * Atomics on symmetric integers of pe (thread scope)
  *
- * T: int32_t, uint32_t, int64_t, uint64_t (any 4- or 8-byte integer). System-scope atomic
+ * T: int32_t, uint32_t, int64_t, uint64_t (any 4- or 8-byte integer); fetch, set and swap
+ * also take float and double (by their bits). System-scope atomic
  * read-modify-writes (atom.sys / red.sys, relaxed): atomic with respect to every Duet device
  * atomic on the same object from any pe on this node, unordered with other accesses (use
  * fence / quiet, or a signal). Fetching forms return the old value; fetch returns the
@@ -75,13 +77,60 @@ template <typename T>
 static __device__ __forceinline__ T duet_dev_atomic_swap(const duet_device_comm_t &h, T *dest,
     typename duet_dev_detail::same_<T>::type value, int pe)
 {
-    static_assert(duet_dev_detail::is_amo_<T>::value && std::is_integral<T>::value,
-                  "4- or 8-byte integers only");
+    static_assert(duet_dev_detail::is_amo_<T>::value, "4- or 8-byte types only (floats swap by their bits)");
     using W = typename duet_dev_detail::amo_word_<T>::type;
     if (duet_dev_detail::remote_(h, pe))
-        return (T)duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_SWAP, true, (uint64_t)(W)value, 0, pe);
-    return (T)atomicExch_system((W *)duet_dev_detail::mapped_ptr_(h, dest, pe), (W)value);
+        return duet_dev_detail::from_wbits_<T>(
+            duet_dev_detail::px_amo_(h, dest, DUET_PROXY_AMO_SWAP, true, duet_dev_detail::wbits_<T>(value), 0, pe));
+    W old = atomicExch_system((W *)duet_dev_detail::mapped_ptr_(h, dest, pe), duet_dev_detail::bits_<W>(value));
+    return duet_dev_detail::bits_<T>(old);
 }
+
+/* Bitwise and / or / xor of a symmetric integer of pe (fetch_ forms return the old value). A
+ * remote pe's (the host proxy has no bitwise operation) runs as a fetch and compare-and-swap
+ * loop through the proxy: atomic all the same, a round trip per try. */
+namespace duet_dev_detail {
+enum { BIT_AND_, BIT_OR_, BIT_XOR_ };
+template <typename T>
+static __device__ __forceinline__ T bitwise_(const duet_device_comm_t &h, T *dest, T value, int op, int pe)
+{
+    static_assert(is_amo_<T>::value && std::is_integral<T>::value, "4- or 8-byte integers only");
+    using W = typename amo_word_<T>::type;
+    if (remote_(h, pe)) {
+        W old = (W)px_amo_(h, dest, DUET_PROXY_AMO_FETCH, true, 0, 0, pe);
+        for (;;) {
+            W want = op == BIT_AND_ ? (W)(old & (W)value) : op == BIT_OR_ ? (W)(old | (W)value) : (W)(old ^ (W)value);
+            W got = (W)px_amo_(h, dest, DUET_PROXY_AMO_CSWAP, true, (uint64_t)want, (uint64_t)old, pe);
+            if (got == old) return (T)old; /* (a failed proxy call returns 0 and ends here too) */
+            old = got;
+        }
+    }
+    W *p = (W *)mapped_ptr_(h, dest, pe);
+    return (T)(op == BIT_AND_ ? atomicAnd_system(p, (W)value)
+                              : op == BIT_OR_ ? atomicOr_system(p, (W)value) : atomicXor_system(p, (W)value));
+}
+} /* namespace duet_dev_detail */
+#define DUET_DEV_BITWISE_(NAME, OP)                                                                          \
+    template <typename T>                                                                                    \
+    static __device__ __forceinline__ T duet_dev_atomic_fetch_##NAME(const duet_device_comm_t &h, T *dest,   \
+                                                                     typename duet_dev_detail::same_<T>::type \
+                                                                         value,                              \
+                                                                     int pe)                                 \
+    {                                                                                                        \
+        return duet_dev_detail::bitwise_<T>(h, dest, value, duet_dev_detail::OP, pe);                        \
+    }                                                                                                        \
+    template <typename T>                                                                                    \
+    static __device__ __forceinline__ void duet_dev_atomic_##NAME(const duet_device_comm_t &h, T *dest,      \
+                                                                  typename duet_dev_detail::same_<T>::type    \
+                                                                      value,                                 \
+                                                                  int pe)                                    \
+    {                                                                                                        \
+        (void)duet_dev_detail::bitwise_<T>(h, dest, value, duet_dev_detail::OP, pe);                         \
+    }
+DUET_DEV_BITWISE_(and, BIT_AND_)
+DUET_DEV_BITWISE_(or, BIT_OR_)
+DUET_DEV_BITWISE_(xor, BIT_XOR_)
+#undef DUET_DEV_BITWISE_
 template <typename T>
 static __device__ __forceinline__ T duet_dev_atomic_fetch(const duet_device_comm_t &h, const T *src,
                                                           int pe)

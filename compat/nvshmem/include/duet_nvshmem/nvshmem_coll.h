@@ -56,11 +56,11 @@ enum { HOST_THREADS = 256 };
 
 template <int S> static __device__ __forceinline__ unsigned tid()
 {
-    return S == THREAD ? 0 : S == WARP ? duet_dev_detail::lane_id() : duet_dev_detail::block_tid();
+    return S == THREAD ? 0 : S == WARP ? duet_dev_lane() : duet_dev_block_thread();
 }
 template <int S> static __device__ __forceinline__ unsigned nthr()
 {
-    return S == THREAD ? 1 : S == WARP ? 32 : duet_dev_detail::block_size();
+    return S == THREAD ? 1 : S == WARP ? 32 : duet_dev_block_threads();
 }
 template <int S> static __device__ __forceinline__ void barrier(const duet_device_comm_t &h, const char *call)
 {
@@ -122,14 +122,14 @@ static __device__ __forceinline__ int run(const char *call, nvshmem_team_t t, T 
     barrier<S>(h, call);
     if constexpr (KIND == BCAST) {
         if (root < 0 || root >= np) nvshmemi_duet_trap(call, root);
-        if (my != root) duet_dev_detail::copy(dest, duet_dev_ptr(h, src, root), n * sizeof(T), me, nt);
-        else if (dest != src) duet_dev_detail::copy(dest, src, n * sizeof(T), me, nt);
+        if (my != root) duet_dev_copy(dest, duet_dev_ptr(h, src, root), n * sizeof(T), me, nt);
+        else if (dest != src) duet_dev_copy(dest, src, n * sizeof(T), me, nt);
     } else if constexpr (KIND == FCOLLECT) {
         for (int q = 0; q < np; q++)
-            duet_dev_detail::copy(dest + (size_t)q * n, duet_dev_ptr(h, src, q), n * sizeof(T), me, nt);
+            duet_dev_copy(dest + (size_t)q * n, duet_dev_ptr(h, src, q), n * sizeof(T), me, nt);
     } else if constexpr (KIND == ALLTOALL) {
         for (int q = 0; q < np; q++)
-            duet_dev_detail::copy(dest + (size_t)q * n, duet_dev_ptr(h, src + (size_t)my * n, q), n * sizeof(T), me,
+            duet_dev_copy(dest + (size_t)q * n, duet_dev_ptr(h, src + (size_t)my * n, q), n * sizeof(T), me,
                                   nt);
     } else if (dest != src) {
         for (size_t i = me; i < n; i += nt) dest[i] = reduce_at<T, KIND>(h, src, i);

@@ -315,27 +315,27 @@ static __device__ __forceinline__ void nvshmemi_duet_strided(T *dest, const T *s
     static __device__ __forceinline__ void nvshmemx_##N##_iput_warp(T *dest, const T *source, ptrdiff_t dst, \
                                                                     ptrdiff_t sst, size_t nelems, int pe)   \
     {                                                                                                       \
-        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_detail::lane_id(), 32);     \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_lane(), 32);     \
         __syncwarp();                                                                                       \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_##N##_iget_warp(T *dest, const T *source, ptrdiff_t dst, \
                                                                     ptrdiff_t sst, size_t nelems, int pe)   \
     {                                                                                                       \
-        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_detail::lane_id(), 32);     \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_lane(), 32);     \
         __syncwarp();                                                                                       \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_##N##_iput_block(T *dest, const T *source, ptrdiff_t dst, \
                                                                      ptrdiff_t sst, size_t nelems, int pe)  \
     {                                                                                                       \
-        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_detail::block_tid(),        \
-                                 duet_dev_detail::block_size());                                            \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 0, duet_dev_block_thread(),        \
+                                 duet_dev_block_threads());                                            \
         __syncthreads();                                                                                    \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_##N##_iget_block(T *dest, const T *source, ptrdiff_t dst, \
                                                                      ptrdiff_t sst, size_t nelems, int pe)  \
     {                                                                                                       \
-        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_detail::block_tid(),        \
-                                 duet_dev_detail::block_size());                                            \
+        nvshmemi_duet_strided<T>(dest, source, dst, sst, nelems, pe, 1, duet_dev_block_thread(),        \
+                                 duet_dev_block_threads());                                            \
         __syncthreads();                                                                                    \
     }
 NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
@@ -362,7 +362,7 @@ NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
     {                                                                                                       \
         using E = nvshmemi_duet_elem##BITS##_t;                                                             \
         nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 0,                     \
-                                 duet_dev_detail::lane_id(), 32);                                           \
+                                 duet_dev_lane(), 32);                                           \
         __syncwarp();                                                                                       \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_iget##BITS##_warp(void *dest, const void *source,        \
@@ -371,7 +371,7 @@ NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
     {                                                                                                       \
         using E = nvshmemi_duet_elem##BITS##_t;                                                             \
         nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 1,                     \
-                                 duet_dev_detail::lane_id(), 32);                                           \
+                                 duet_dev_lane(), 32);                                           \
         __syncwarp();                                                                                       \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_iput##BITS##_block(void *dest, const void *source,       \
@@ -380,7 +380,7 @@ NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
     {                                                                                                       \
         using E = nvshmemi_duet_elem##BITS##_t;                                                             \
         nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 0,                     \
-                                 duet_dev_detail::block_tid(), duet_dev_detail::block_size());              \
+                                 duet_dev_block_thread(), duet_dev_block_threads());              \
         __syncthreads();                                                                                    \
     }                                                                                                       \
     static __device__ __forceinline__ void nvshmemx_iget##BITS##_block(void *dest, const void *source,       \
@@ -389,7 +389,7 @@ NVSHMEMI_DUET_RMA_TYPES(NVSHMEMI_DUET_STRIDED_)
     {                                                                                                       \
         using E = nvshmemi_duet_elem##BITS##_t;                                                             \
         nvshmemi_duet_strided<E>((E *)dest, (const E *)source, dst, sst, nelems, pe, 1,                     \
-                                 duet_dev_detail::block_tid(), duet_dev_detail::block_size());              \
+                                 duet_dev_block_thread(), duet_dev_block_threads());              \
         __syncthreads();                                                                                    \
     }
 NVSHMEMI_DUET_SIZES(NVSHMEMI_DUET_SIZED_STRIDED_)

@@ -125,18 +125,17 @@ NVSHMEMI_DUET_SYNC_TYPES(NVSHMEMI_DUET_WAIT_)
     }
 NVSHMEMI_DUET_SYNC_TYPES(NVSHMEMI_DUET_AMO_)
 
-/* Bitwise atomics on NVSHMEM's bitwise AMO types (atom.sys and / or / xor, relaxed, as Duet's
- * other device atomics): fetch_and / fetch_or / fetch_xor return the old value. */
+/* Bitwise atomics on NVSHMEM's bitwise AMO types: Duet's duet_dev_atomic_fetch_and / _or / _xor
+ * (atom.sys, relaxed; a remote pe's through the host proxy); fetch_ forms return the old value. */
 #define NVSHMEMI_DUET_BITWISE_AMO_TYPES(X)                                                             \
     X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32)   \
     X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)
 template <typename T>
 static __device__ __forceinline__ T nvshmemi_duet_amo_bit(T *dest, T value, int pe, int op)
 {
-    using W = typename duet_dev_detail::amo_word_<T>::type;
-    W *p = (W *)duet_dev_ptr(NVSHMEMI_DUET_W, dest, pe);
-    W v = (W)value;
-    return (T)(op == 0 ? atomicAnd_system(p, v) : op == 1 ? atomicOr_system(p, v) : atomicXor_system(p, v));
+    return op == 0 ? duet_dev_atomic_fetch_and<T>(NVSHMEMI_DUET_W, dest, value, pe)
+         : op == 1 ? duet_dev_atomic_fetch_or<T>(NVSHMEMI_DUET_W, dest, value, pe)
+                   : duet_dev_atomic_fetch_xor<T>(NVSHMEMI_DUET_W, dest, value, pe);
 }
 #define NVSHMEMI_DUET_AMO_BIT_(T, N)                                                                        \
     static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch_and(T *dest, T value, int pe)            \
@@ -165,8 +164,8 @@ static __device__ __forceinline__ T nvshmemi_duet_amo_bit(T *dest, T value, int 
     }
 NVSHMEMI_DUET_BITWISE_AMO_TYPES(NVSHMEMI_DUET_AMO_BIT_)
 
-/* The extended AMO types' float and double: fetch (ld.relaxed.sys), set (st.relaxed.sys) and
- * swap (atom.sys.exch on the bits). */
+/* The extended AMO types' float and double: Duet's fetch (ld.relaxed.sys), set (st.relaxed.sys)
+ * and swap (atom.sys.exch on the bits). */
 #define NVSHMEMI_DUET_AMO_EXT_(T, N)                                                                        \
     static __device__ __forceinline__ T nvshmem_##N##_atomic_fetch(const T *src, int pe)                    \
     {                                                                                                       \
@@ -178,10 +177,7 @@ NVSHMEMI_DUET_BITWISE_AMO_TYPES(NVSHMEMI_DUET_AMO_BIT_)
     }                                                                                                       \
     static __device__ __forceinline__ T nvshmem_##N##_atomic_swap(T *dest, T value, int pe)                 \
     {                                                                                                       \
-        using W = typename duet_dev_detail::amo_word_<T>::type;                                             \
-        W old = atomicExch_system((W *)duet_dev_ptr(NVSHMEMI_DUET_W, dest, pe),                             \
-                                  duet_dev_detail::bits_<W>(value));                                        \
-        return duet_dev_detail::bits_<T>(old);                                                              \
+        return duet_dev_atomic_swap<T>(NVSHMEMI_DUET_W, dest, value, pe);                                   \
     }
 NVSHMEMI_DUET_AMO_EXT_(float, float)
 NVSHMEMI_DUET_AMO_EXT_(double, double)

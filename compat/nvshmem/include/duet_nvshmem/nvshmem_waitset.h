@@ -37,18 +37,18 @@ template <typename T> static __device__ __forceinline__ T nvshmemi_duet_ld_acqui
         memcpy(&t, &v, sizeof t);
         return t;
     } else {
-        return duet_dev_detail::ld_acquire(p);
+        return duet_dev_load_acquire(p);
     }
 }
 template <typename T> static __device__ __forceinline__ bool nvshmemi_duet_cmp_true(const T *p, int c, T value)
 {
-    return duet_dev_detail::cmp_(nvshmemi_duet_ld_acquire(p), c, value);
+    return duet_dev_compare(nvshmemi_duet_ld_acquire(p), c, value);
 }
 /* Every ABORT_EVERY polls: trap when the world's abort word is set. */
 static __device__ __forceinline__ void nvshmemi_duet_poll_abort(const char *call, unsigned spin)
 {
-    if (spin % duet_dev_detail::ABORT_EVERY == 0) {
-        int st = duet_dev_detail::abort_status(NVSHMEMI_DUET_W);
+    if (spin % DUET_DEV_ABORT_EVERY == 0) {
+        int st = duet_dev_abort_status(NVSHMEMI_DUET_W);
         if (st) nvshmemi_duet_trap(call, st);
     }
 }
