@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/tools/layers.sh — the layers hold (docs/ARCHITECTURE.md): every #include "dir/..." of a
 # file under src/ names its own folder or one below it; public headers (include/duet/) include
-# only public headers; compat/ includes only public headers. Prints each forbidden edge (file,
-# line, what it includes) and exits 1 when there is one. A file directly in src/ (the wiring of
+# only public headers; compat/ includes only public headers and names no duet_dev_detail.
+# Prints each forbidden edge (file, line, what it includes) and exits 1 when there is one. A file directly in src/ (the wiring of
 # backends into the layers' tables, src/duet_backends.c) stands above every layer.
 #
 # Edges listed in tests/tools/layers_known.txt ("FILE INCLUDE", one per line: those the work
@@ -63,6 +63,12 @@ while IFS=: read -r file line inc; do
     esac
 done < <(grep -rnoE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[^"]+"' include compat --include='*.c' --include='*.h' \
              --include='*.cu' --include='*.cuh' --include='*.cpp' | sed -E 's/#[[:space:]]*include[[:space:]]+"([^"]+)"/\1/; s/:[[:space:]]*/:/2')
+
+# nor the device API's internals (namespace duet_dev_detail): duet_device_util.cuh has what a
+# layer on it needs
+while IFS=: read -r file line _; do
+    edge "$file" "$line" "duet_dev_detail" "compat/ uses the public device API, not its internals"
+done < <(grep -rn 'duet_dev_detail' compat)
 
 while IFS= read -r k; do
     [ -z "$k" ] && continue
