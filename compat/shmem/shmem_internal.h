@@ -12,6 +12,7 @@
 #define DUET_SHMEM_INTERNAL_H
 
 #include <duet/duet.h>
+#include <duet/duet_ext.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,7 +128,9 @@ typedef struct {
     size_t n;                /* ivars */
     int cmp, mode, vector, is_signed;
     unsigned long long value; /* compared against (ivars, signal), or the ticket (lock) */
-    uint64_t start_ns, deadline_ns;
+    uint64_t start_ns;        /* when the first turn began */
+    duet_ext_waiter_t *w;     /* Duet's wait loop (duet_ext.h; the caller's, uninitialized:
+                               * the first turn starts it) */
 } shm_poll_t;
 SHM_HIDDEN void shm_poll_turn(shm_poll_t *p);
 /* "the long at 0x... (static data) to become == 5" */

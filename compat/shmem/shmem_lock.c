@@ -23,7 +23,8 @@ void shmem_set_lock(long *lock)
     shm_require_init("shmem_set_lock");
     unsigned long *l = (unsigned long *)lock;
     unsigned long mine = (shmem_ulong_atomic_fetch_add(l, TICKET, 0) >> 32) & SERVING;
-    shm_poll_t p = {.fn = "shmem_set_lock", .addr = lock, .kind = SHM_WAIT_LOCK, .value = mine};
+    duet_ext_waiter_t w;
+    shm_poll_t p = {.fn = "shmem_set_lock", .addr = lock, .kind = SHM_WAIT_LOCK, .value = mine, .w = &w};
     while ((shmem_ulong_atomic_fetch(l, 0) & SERVING) != mine) shm_poll_turn(&p);
 }
 

@@ -5,15 +5,12 @@
  *
  * ivars in the symmetric heap: Duet's duet_wait_until_* / duet_test_* (its wait loop sleeps
  * on the doorbell a put rings). ivars in static data: one scanner per type here, polled by
- * shm_poll_turn (spin, yield, then 20 us sleeps; every 64 turns it looks at the world's
- * health, so a dead peer, a revoked world or a peer's shmem_global_exit ends the wait, and at
- * the deadline, DUET_WAIT_TIMEOUT seconds after the wait began). Every way a wait fails, heap
- * or static, prints the call, the address and what it waited for (shm_poll_describe).
+ * shm_poll_turn, a turn of Duet's own wait loop (duet_ext_waiter_t: spin, yield, then sleeps
+ * on the doorbell; the world's revoke or a dead peer ends the wait, so does DUET_WAIT_TIMEOUT,
+ * and a long wait shows in the hang report), and a peer's shmem_global_exit, looked at every
+ * 64 turns. Every way a wait fails, heap or static, prints the call, the address and what it
+ * waited for (shm_poll_describe).
  */
-#include <errno.h>
-#include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -83,35 +80,23 @@ void shm_wait_fail(const shm_poll_t *p, duet_status_t st)
     shm_die(p->fn, "waiting for %s: %s%s (%s)", what, dead, why, duet_status_str(st));
 }
 
+static void describe_poll(void *arg, char *buf, size_t len) { shm_poll_describe(arg, buf, len); }
+
 void shm_poll_turn(shm_poll_t *p)
 {
-    p->turns++;
-    if (p->turns < 128) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    } else if (p->turns < 4096) {
-        sched_yield(); /* 8 PEs on 2 cores: let the writer run */
-    } else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
+    if (p->turns++ == 0) { /* the first turn: the wait begins */
+        p->start_ns = now_ns();
+        duet_ext_waiter_init(p->w, shm_g.world, describe_poll, p);
     }
-    if ((p->turns & 63) == 0) {
-        shm_exit_if_asked();
-        duet_status_t st = duet_comm_status(shm_g.world);
-        if (st != DUET_OK) shm_wait_fail(p, st);
-        uint64_t now = now_ns();
-        if (p->start_ns == 0) {
-            double t = shm_wait_timeout();
-            p->start_ns = now;
-            p->deadline_ns = t > 0 && t < 1e9 ? now + (uint64_t)(t * 1e9) : UINT64_MAX;
-        } else if (now >= p->deadline_ns) {
-            char what[256];
-            shm_poll_describe(p, what, sizeof what);
-            shm_die(p->fn, "timed out after %.1f s (DUET_WAIT_TIMEOUT=%g) waiting for %s",
-                    (double)(now - p->start_ns) * 1e-9, shm_wait_timeout(), what);
-        }
+    duet_status_t st = duet_ext_waiter_turn(p->w);
+    if ((p->turns & 63) == 0) shm_exit_if_asked(); /* a peer's shmem_global_exit */
+    if (st == DUET_ERR_TIMEOUT) {
+        char what[256];
+        shm_poll_describe(p, what, sizeof what);
+        shm_die(p->fn, "timed out after %.1f s (DUET_WAIT_TIMEOUT=%g) waiting for %s",
+                (double)(now_ns() - p->start_ns) * 1e-9, shm_wait_timeout(), what);
     }
+    if (st != DUET_OK) shm_wait_fail(p, st);
 }
 
 static void check_cmp(int cmp, const char *fn)
@@ -155,6 +140,8 @@ static int is_static(const void *ivars, size_t bytes, const char *fn)
                            const char *fn)                                                         \
     {                                                                                              \
         shm_poll_t p = SHM_POLL_OF_(T, N, fn, iv, n, cmp, mode, values != NULL, value);            \
+        duet_ext_waiter_t w;                                                                       \
+        p.w = &w;                                                                                  \
         for (;;) {                                                                                 \
             size_t sat = 0, inc = 0;                                                               \
             *first = SIZE_MAX;                                                                     \
@@ -288,7 +275,8 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     const char *fn = "shmem_signal_wait_until";
     uint64_t v = 0;
     check_cmp(cmp, fn);
-    shm_poll_t p = {.fn = fn, .addr = sig_addr, .kind = SHM_WAIT_SIGNAL, .n = 1, .cmp = cmp, .value = cmp_value};
+    duet_ext_waiter_t w;
+    shm_poll_t p = {.fn = fn, .addr = sig_addr, .kind = SHM_WAIT_SIGNAL, .n = 1, .cmp = cmp, .value = cmp_value, .w = &w};
     if (!is_static(sig_addr, sizeof *sig_addr, fn)) {
         duet_status_t st = duet_signal_wait_until(W, sig_addr, cmp, cmp_value, &v);
         if (st != DUET_OK) shm_wait_fail(&p, st);

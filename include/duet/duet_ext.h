@@ -59,6 +59,26 @@ const char *duet_ext_settings_notes(void);
 duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int *members, int nmembers,
                                        duet_unique_id_t *id);
 
+/* Duet's wait loop, for a wait Duet cannot make itself (a layer polling memory of its own,
+ * e.g. OpenSHMEM ivars in static data, or a value it fetches from a peer):
+ *
+ *     duet_ext_waiter_t w;
+ *     duet_ext_waiter_init(&w, comm, describe, arg);
+ *     while (!condition) if ((st = duet_ext_waiter_turn(&w)) != DUET_OK) ... fail with st ...
+ *
+ * Each turn spins, then yields the core, then sleeps on this rank's doorbell (a put into its
+ * memory rings it; else at most 200 us) — the ladder of every Duet wait. A turn returns
+ * DUET_ERR_TIMEOUT past DUET_WAIT_TIMEOUT, comm's revoke or a member's death as Duet's waits
+ * do (the message set, naming what was awaited), else DUET_OK. A wait past its first spins
+ * shows in the hang report (DUET_HANG_REPORT) as the text describe(arg, buf, len) writes,
+ * asked only then or on failure. The waiter points into itself: do not copy it. */
+typedef struct {
+    uint64_t opaque_[40];
+} duet_ext_waiter_t;
+void duet_ext_waiter_init(duet_ext_waiter_t *w, duet_comm_t comm, void (*describe)(void *arg, char *buf, size_t len),
+                          void *arg);
+duet_status_t duet_ext_waiter_turn(duet_ext_waiter_t *w);
+
 /* IEEE binary16 (DUET_FLOAT16) and bfloat16 (DUET_BFLOAT16) to and from float, rounding to
  * nearest even, as Duet's reductions do. */
 float duet_ext_f16_to_f32(uint16_t h);

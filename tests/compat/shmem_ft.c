@@ -12,6 +12,10 @@
  *                          wait (odd PEs on static data, even ones on the heap); then waits too
  *   shmem_ft timeout       (one PE, DUET_WAIT_TIMEOUT=1) waits on a static flag nobody sets
  *   shmem_ft timeout-heap  the same on the heap
+ *   shmem_ft hang-static   (DUET_HANG_REPORT_S, DUET_WAIT_TIMEOUT=1) the static wait of timeout:
+ *                          the hang report names it before the bound ends it
+ *   shmem_ft hang-lock     the same for shmem_set_lock: PE 0 holds the lock (and waits on a
+ *                          static flag), the others wait for the lock
  */
 #include <duet/duet.h>
 #include <signal.h>
@@ -70,6 +74,14 @@ int main(int argc, char **argv)
         wait_static(0);
     } else if (strcmp(mode, "timeout-heap") == 0) {
         wait_heap(0, h);
+    } else if (strcmp(mode, "hang-static") == 0) { /* DUET_HANG_REPORT_S: reported, then the bound */
+        wait_static(0);
+    } else if (strcmp(mode, "hang-lock") == 0) { /* PE 0 holds the lock; the others wait for it */
+        static long lock;
+        if (me == 0) shmem_set_lock(&lock);
+        shmem_barrier_all();
+        if (me == 0) wait_static(0);
+        shmem_set_lock(&lock);
     }
     fprintf(stderr, "shmem_ft: PE %d: the wait returned (it must not)\n", me);
     return 2;
