@@ -164,12 +164,13 @@ duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int 
         if (mine.status == DUET_OK) duet_boot_id_addr(id, &mine.addr);
     }
     free(heap_pe);
+    if (st != DUET_OK && me == 0) mine.status = st; /* the members fail at once, not at their join */
     duet_status_t xst = ids ? duet_boot_allgather(&parent->boot, &mine, ids, sizeof mine)
                             : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
     if (st == DUET_OK) st = xst;
     if (st == DUET_OK && nmembers && ids[members[0]].status != DUET_OK)
         st = DUET_FAIL((duet_status_t)ids[members[0]].status, INIT, "%s: the group's first member (rank %d) could "
-                       "not open a bootstrap listener", fn, members[0]);
+                       "not make its id (%s)", fn, members[0], duet_status_str((duet_status_t)ids[members[0]].status));
     if (st == DUET_OK && nmembers && me > 0) duet_boot_id_rebuild(id, &ids[members[0]].addr, secret);
     memset(secret, 0, sizeof secret);
     free(ids);
