@@ -208,6 +208,19 @@ static duet_status_t worker_with_address(ucp_context_h ctx, ucp_worker_h *w, ucp
  * when the peer dies before that connection is made; the first heartbeat did so, its victim
  * killed in the first 100 ms (test_ft_ulfm shrink across two hosts: 2 runs in 4). It also
  * checks that every peer's heartbeats reach me before anything relies on them. */
+/* What a wire-up wait waits for, as the wait loop shows it (written only when read). */
+typedef struct {
+    char text[96];
+    int pe;
+    const char *const *what;
+} wire_label_t;
+
+static void wire_label(void *arg)
+{
+    wire_label_t *l = arg;
+    snprintf(l->text, sizeof l->text, "net: the connection with rank %d (%s)", l->pe, *l->what);
+}
+
 static duet_status_t wire_up(duet_net_t *n, duet_boot_t *b)
 {
     int npes = n->npes;
@@ -234,6 +247,15 @@ static duet_status_t wire_up(duet_net_t *n, duet_boot_t *b)
         ucs_status_ptr_t r = reqs[pe];
         ucs_status_t s = UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
         const char *what = "a get";
+        /* the one wait loop, bounded by what is left of the set-up's deadline (no doorbell:
+         * it yields, never sleeps) */
+        uint64_t t = duet_time_ns();
+        duet_wait_ctx_t ctx = {.timeout_s = t < deadline ? (double)(deadline - t) * 1e-9 : 1e-9,
+                               .spin_us = duet_cfg()->wait_spin_us};
+        wire_label_t label = {"", pe, &what};
+        duet_waiter_t w;
+        duet_waiter_init(&w, &ctx, "%s", label.text, 0, 0, pe);
+        duet_waiter_label_later(&w, wire_label, &label);
         for (;;) { /* the get, my heartbeat's sending, its heartbeat's arrival */
             int hb = atomic_load_explicit(&p->hb_state, memory_order_acquire);
             if (r && !UCS_PTR_IS_ERR(r) && (s = ucp_request_check_status(r)) == UCS_INPROGRESS) what = "a get";
@@ -245,11 +267,11 @@ static duet_status_t wire_up(duet_net_t *n, duet_boot_t *b)
             } else if (hb == 0) what = "my heartbeat";
             else if (!atomic_load_explicit(&n->heard[pe], memory_order_acquire)) what = "its heartbeat";
             else break;
-            if (duet_time_ns() > deadline) {
+            (void)duet_tport_net_progress_all();
+            if (duet_waiter_turn(&w) != DUET_OK) { /* past the deadline */
                 s = UCS_ERR_TIMED_OUT;
                 break;
             }
-            if (!duet_tport_net_progress_all()) duet_cpu_relax();
         }
         if (s != UCS_OK)
             st = DUET_FAIL(DUET_ERR_PEER_FAILED, HEAP, "net: no connection with rank %d (%s): %s", pe, what,
