@@ -6,10 +6,12 @@
  * outside the layers' folders: it may name every layer and backend; nothing includes it.
  */
 #include "coll/duet_coll.h"
+#include "coll/duet_coll_executor.h"
 #include "core/duet_comm_mod.h"
 #include "duet/duet_cuda.h"
 #include "heap/duet_heap_dev.h"
 #ifdef DUET_HAVE_CUDA
+#include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_heap.h"
 #endif
 
@@ -22,10 +24,12 @@ const duet_comm_mod_t *const duet_comm_mods[] = {
 
 #ifdef DUET_HAVE_CUDA
 const duet_heap_dev_ops_t *const duet_heap_dev_builtin = &duet_cuda_heap_ops;
+const duet_coll_executor_t *const duet_coll_gpu_executor = &duet_cuda_coll_executor;
 #else
 #include <stdio.h>
 
 const duet_heap_dev_ops_t *const duet_heap_dev_builtin = NULL;
+const duet_coll_executor_t *const duet_coll_gpu_executor = NULL;
 
 int duet_cuda_available(void) { return 0; }
 

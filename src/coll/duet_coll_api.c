@@ -12,7 +12,7 @@
 #include "coll/duet_coll_lane.h"
 #include "coll/duet_coll_sig.h"
 #include "coll/duet_coll_tune.h"
-#include "cuda/duet_cuda_coll.h"
+#include "coll/duet_coll_executor.h"
 
 static void op_release(duet_coll_op_t *o);
 
@@ -54,7 +54,7 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
     if ((kind == DUET_COLL_SEND || kind == DUET_COLL_RECV) && (root < 0 || root >= c->size || (root == c->rank && !gpu)))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: peer %d is not another rank of [0, %d)%s", fn, root, c->size,
                               root == c->rank ? " (a send or receive to itself: on GPU buffers, inside a group)" : "");
-    /* duet_allreduce routes GPU work before it comes here (duet_cuda_coll_routes) */
+    /* GPU work is routed before it comes here (duet_coll_gpu_accepts) */
     if (stream && !c->heap->dev)
         return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: a CUDA stream was given, but this communicator has only "
                               "the CPU backend (pass NULL for host buffers)", fn);
@@ -211,7 +211,8 @@ static duet_status_t failed(duet_comm_t c, duet_status_t st, const char *fn)
     return st;
 }
 
-/* A call on GPU buffers or a stream: checked here, run by the CUDA backend (src/cuda). */
+/* A call on GPU buffers or a stream: checked here, run by the device executor (accepts() said
+ * so, so there is one). */
 static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
 {
     duet_comm_t c = o->comm;
@@ -220,12 +221,12 @@ static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
     if (st) return failed(c, st, o->fn);
     size_t sc, rc;
     buffer_counts(o->kind, o->count, c->size, &sc, &rc);
-    duet_cuda_coll_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
+    duet_coll_dev_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
                                reduces(o->kind) ? o->op : DUET_SUM, o->root,
                                is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
                                            o->count * duet_dtype_size_(o->dt)),
                                where, o->stream, o->fn, 0, 0};
-    if ((st = duet_cuda_coll_run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
+    if ((st = duet_coll_gpu_executor->run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
     return duet_error_ok(DUET_OK);
 }
 
@@ -341,7 +342,7 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
                                 size_t count, duet_datatype_t dt, duet_op_t op, int root, duet_stream_t stream,
                                 const char *fn)
 {
-    int where = duet_cuda_coll_routes(c, sendbuf, recvbuf, stream);
+    int where = duet_coll_gpu_accepts(c, sendbuf, recvbuf, stream);
     if (!where && again_fits(c, kind, sendbuf, recvbuf, count, dt, op, root, stream, fn))
         return run_again(c, sendbuf, recvbuf, fn);
     duet_coll_op_t o = {.comm = c, .kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
@@ -368,7 +369,7 @@ static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t 
 duet_status_t duet_allreduce(const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt, duet_op_t op,
                              duet_comm_t comm, duet_stream_t stream)
 {
-    int where = duet_cuda_coll_routes(comm, sendbuf, recvbuf, stream);
+    int where = duet_coll_gpu_accepts(comm, sendbuf, recvbuf, stream);
     if (!where && lane_again(comm, sendbuf, recvbuf, count, dt, op, stream)) {
         duet_status_t st = duet_coll_lane_allreduce(comm, sendbuf, recvbuf, count, dt, op, "duet_allreduce");
         return st ? failed(comm, st, "duet_allreduce") : DUET_OK;

@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 #include "coll/duet_coll.h"
-#include "cuda/duet_cuda_coll.h"
+#include "coll/duet_coll_executor.h"
 
 static _Thread_local int depth;
 static _Thread_local duet_coll_op_t *queue;
@@ -42,7 +42,7 @@ int duet_coll_group_holds(duet_comm_t c)
 
 duet_status_t duet_coll_group_add(const duet_coll_op_t *op)
 {
-    if (duet_cuda_group_holds(op->comm))
+    if (duet_coll_gpu_executor && duet_coll_gpu_executor->group_holds(op->comm))
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: host buffers in a group that already holds calls on GPU "
                          "buffers (or with a stream) on this communicator; a group's calls on one communicator "
                          "must be all host or all GPU", op->fn);
@@ -65,7 +65,8 @@ duet_status_t duet_group_end(void)
     if (depth == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: no group is open (duet_group_start first)");
     if (--depth > 0) return duet_error_ok(DUET_OK);
-    duet_status_t gpu = duet_cuda_group_end(); /* queues kernels only: before the blocking host part */
+    /* the device executor's calls first: it queues kernels only, before the blocking host part */
+    duet_status_t gpu = duet_coll_gpu_executor ? duet_coll_gpu_executor->group_end() : DUET_OK;
     duet_status_t st = deferred;
     /* stable partition by communicator: ops of the first communicator, then the next ... */
     for (int i = 0; i < queued && st == DUET_OK;) {

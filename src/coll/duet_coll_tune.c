@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_predict.h"
-#include "cuda/duet_cuda_coll.h"
+#include "coll/duet_coll_executor.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
     {"ring", DUET_COLL_ALLREDUCE, duet_coll_ring_allreduce},
@@ -135,7 +135,10 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     a = &ha;
     if (!best) {
         duet_coll_model_t model;
-        duet_status_t mst = a->gpu ? duet_cuda_coll_model(c, &model) : duet_coll_model_get(c, &model);
+        duet_status_t mst = !a->gpu ? duet_coll_model_get(c, &model)
+                            : duet_coll_gpu_executor ? duet_coll_gpu_executor->model(c, &model)
+                                                     : duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: no device "
+                                                                      "executor in this build");
         if (mst) return mst;
         char forced[64];
         duet_coll_forced_algo(a->kind, forced, sizeof forced);

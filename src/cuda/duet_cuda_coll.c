@@ -560,3 +560,8 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
     duet_sched_free(&sched);
     return st;
 }
+
+const duet_coll_executor_t duet_cuda_coll_executor = {
+    sizeof(duet_coll_executor_t), "cuda", duet_cuda_coll_routes, duet_cuda_coll_run,
+    duet_cuda_group_holds,        duet_cuda_group_end, duet_cuda_coll_model,
+};

@@ -2,38 +2,24 @@
  * duet_cuda_coll.h — collectives on GPU buffers, stream-ordered (src/cuda/duet_cuda_coll.c,
  * kernels in duet_cuda_coll.cu). The collective API routes here when the communicator has a
  * GPU heap and the caller passed a stream or device buffers (the buffer's location selects
- * the backend); host buffers keep the CPU path. No CUDA headers here: src/coll includes it in
- * every build; without the CUDA backend the calls are inline stubs that route nothing.
+ * the backend); host buffers keep the CPU path. coll reaches these calls only through its
+ * executor table (coll/duet_coll_executor.h: duet_cuda_coll_executor, wired in
+ * src/duet_backends.c). No CUDA headers here.
  */
 #ifndef DUET_CUDA_COLL_H
 #define DUET_CUDA_COLL_H
 
-#include "core/duet_comm.h"
+#include "coll/duet_coll_executor.h"
 
-/* What duet_cuda_coll_routes says of a call (bits). */
-#define DUET_CUDA_ROUTED 1      /* the call belongs to the GPU backend */
-#define DUET_CUDA_SEND_DEVICE 2 /* sendbuf is device memory */
-#define DUET_CUDA_RECV_DEVICE 4 /* recvbuf is device memory */
-
-/* One collective call for the GPU backend, its arguments already checked (duet_coll_api.c). */
-typedef struct {
-    int kind;                      /* duet_coll_kind_t */
-    const void *send;
-    void *recv;
-    size_t count;                  /* as the caller passed it */
-    size_t send_count, recv_count; /* elements of each buffer */
-    duet_datatype_t dt;
-    duet_op_t op;
-    int root;                      /* or the peer of a send / recv */
-    int in_place;
-    int where;                     /* duet_cuda_coll_routes' answer */
-    duet_stream_t stream;
-    const char *fn;
-    uint64_t call_no;              /* a collective's number (duet_coll_sig.h); 0 until numbered */
-    uint64_t first;                /* in a group: the number of its first collective on the comm, else 0 */
-} duet_cuda_coll_call_t;
+/* The call and the answer of routes, as coll's executor table has them (coll/duet_coll_executor.h). */
+#define DUET_CUDA_ROUTED DUET_COLL_ROUTED
+#define DUET_CUDA_SEND_DEVICE DUET_COLL_SEND_DEVICE
+#define DUET_CUDA_RECV_DEVICE DUET_COLL_RECV_DEVICE
+typedef duet_coll_dev_call_t duet_cuda_coll_call_t;
 
 #ifdef DUET_HAVE_CUDA
+/* The CUDA backend's entry in coll's executor table (duet_cuda_coll.c): the calls below. */
+extern const duet_coll_executor_t duet_cuda_coll_executor;
 /* Non-zero (DUET_CUDA_ROUTED, with where each buffer lies) when this call belongs to the GPU
  * backend: comm has a GPU heap and a stream was given or either buffer is device memory. 0
  * (and nothing touched) for a bad comm or a comm without a GPU heap, so the CPU path reports
@@ -74,33 +60,5 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
                                      double *staged, double *direct);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
 void duet_cuda_coll_release(void *state);
-#else
-static inline int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbuf,
-                                        duet_stream_t stream)
-{
-    (void)c;
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)stream;
-    return 0;
-}
-static inline duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *call)
-{
-    (void)c;
-    return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: this Duet is built without CUDA", call->fn);
-}
-static inline duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model)
-{
-    (void)c;
-    (void)model;
-    return duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: this Duet is built without CUDA");
-}
-static inline void duet_cuda_coll_release(void *state) { (void)state; }
-static inline int duet_cuda_group_holds(duet_comm_t c)
-{
-    (void)c;
-    return 0;
-}
-static inline duet_status_t duet_cuda_group_end(void) { return DUET_OK; }
 #endif
 #endif
