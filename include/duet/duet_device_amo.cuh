@@ -125,7 +125,7 @@ static __device__ __forceinline__ T bitwise_(const duet_device_comm_t &h, T *des
                                                                       value,                                 \
                                                                   int pe)                                    \
     {                                                                                                        \
-        (void)duet_dev_detail::bitwise_<T>(h, dest, value, duet_dev_detail::OP, pe);                         \
+        (void)duet_dev_atomic_fetch_##NAME<T>(h, dest, value, pe); /* the result unused: red.sys */          \
     }
 DUET_DEV_BITWISE_(and, BIT_AND_)
 DUET_DEV_BITWISE_(or, BIT_OR_)

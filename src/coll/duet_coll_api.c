@@ -35,6 +35,17 @@ static int reduces(duet_coll_kind_t kind)
     return kind == DUET_COLL_ALLREDUCE || kind == DUET_COLL_REDUCE || kind == DUET_COLL_REDUCE_SCATTER;
 }
 
+/* The buffers this rank must be given for a call with count > 0: send (all but a receive and
+ * a broadcast's non-root ranks) and receive (all but a send and a reduce's non-root ranks). */
+static int needs_send(duet_coll_kind_t kind, int rank, int root)
+{
+    return kind != DUET_COLL_RECV && (kind != DUET_COLL_BROADCAST || rank == root);
+}
+static int needs_recv(duet_coll_kind_t kind, int rank, int root)
+{
+    return kind != DUET_COLL_SEND && (kind != DUET_COLL_REDUCE || rank == root);
+}
+
 /* gpu: the call runs on the CUDA backend, where a send or receive may name this rank itself
  * (inside a group: a copy on the stream, src/cuda/duet_cuda_group.c). */
 static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, void *recvbuf,
@@ -69,10 +80,10 @@ static duet_status_t check_args(duet_comm_t c, duet_coll_kind_t kind, const void
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %zu elements of %zu bytes make a %zu-byte buffer, larger "
                               "than any buffer can be (DUET_MAX_BUFFER_BYTES, %zu: the address space)", fn, count,
                               es, bytes, (size_t)DUET_MAX_BUFFER_BYTES);
-    int needs_send = kind != DUET_COLL_RECV && (kind != DUET_COLL_BROADCAST || c->rank == root);
-    int needs_recv = kind != DUET_COLL_SEND && (kind != DUET_COLL_REDUCE || c->rank == root);
-    if (count && ((needs_send && !sendbuf) || (needs_recv && !recvbuf)))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn, needs_send && !sendbuf ? "sendbuf" : "recvbuf");
+    int send_needed = needs_send(kind, c->rank, root), recv_needed = needs_recv(kind, c->rank, root);
+    if (count && ((send_needed && !sendbuf) || (recv_needed && !recvbuf)))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn,
+                              send_needed && !sendbuf ? "sendbuf" : "recvbuf");
     return DUET_OK;
 }
 
@@ -247,7 +258,7 @@ static void remember(const duet_coll_op_t *o)
         return;
     }
     *g = (duet_coll_again_t){1, o->kind, o->dt, o->op, o->root, !o->call.stable[DUET_BUF_SEND],
-                             o->kind != DUET_COLL_BROADCAST || c->rank == o->root, o->writes_recv,
+                             needs_send(o->kind, c->rank, o->root), needs_recv(o->kind, c->rank, o->root),
                              o->count, o->count * o->call.elem, o->recv_count, o->plan, o->call};
 }
 

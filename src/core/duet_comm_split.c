@@ -40,6 +40,21 @@ static int member_cmp(const void *a, const void *b)
     return x->parent_rank - y->parent_rank;
 }
 
+/* A group's first member opens the group's listener with its derived secret, bound as the
+ * members' hosts allow (ranks: their parent ranks, n of them); what it tells the others. */
+static split_id_t listen_for(duet_comm_t parent, const uint8_t secret[DUET_SECRET_BYTES], const int *ranks, int n,
+                             duet_unique_id_t *id)
+{
+    split_id_t out = {DUET_ERR_NO_MEMORY, 0, {0, 0, 0, 0}};
+    int *heap_pe = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!heap_pe) return out;
+    for (int i = 0; i < n; i++) heap_pe[i] = parent->heap_pe[ranks[i]];
+    out.status = duet_boot_id_create_secret(id, secret, duet_comm_boot_scope_(parent, heap_pe, n));
+    if (out.status == DUET_OK) duet_boot_id_addr(id, &out.addr);
+    free(heap_pe);
+    return out;
+}
+
 static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
 {
     int n = parent->size;
@@ -72,14 +87,11 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     split_id_t my_id = {DUET_OK, 0, {0, 0, 0, 0}};
     duet_unique_id_t id;
     if (st == DUET_OK && my_index == 0) {
-        heap_pe = malloc(sizeof(int) * (size_t)count);
-        for (int i = 0; heap_pe && i < count; i++) heap_pe[i] = parent->heap_pe[members[i].parent_rank];
-        my_id.status = slot < 0 || !heap_pe ? DUET_ERR_NO_MEMORY
-                                            : duet_boot_id_create_secret(&id, secret,
-                                                                         duet_comm_boot_scope_(parent, heap_pe, count));
-        if (my_id.status == DUET_OK) duet_boot_id_addr(&id, &my_id.addr);
-        free(heap_pe);
-        heap_pe = NULL;
+        int *ranks = malloc(sizeof(int) * (size_t)count);
+        for (int i = 0; ranks && i < count; i++) ranks[i] = members[i].parent_rank;
+        if (slot >= 0 && ranks) my_id = listen_for(parent, secret, ranks, count, &id);
+        else my_id.status = DUET_ERR_NO_MEMORY;
+        free(ranks);
     }
     if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &my_id, ids, sizeof my_id);
     if (st != DUET_OK || color == DUET_COLOR_UNDEFINED) goto out;
@@ -156,15 +168,8 @@ duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int 
     uint8_t secret[DUET_SECRET_BYTES];
     duet_boot_derive_secret(parent->boot.secret, "group", parent->boot.seq, (uint64_t)(uint32_t)color, secret);
     split_id_t mine = {DUET_OK, 0, {0, 0, 0, 0}}, *ids = malloc(sizeof *ids * (size_t)n);
-    int *heap_pe = me == 0 ? malloc(sizeof(int) * (size_t)nmembers) : NULL;
-    if (st == DUET_OK && me == 0) {
-        for (int i = 0; heap_pe && i < nmembers; i++) heap_pe[i] = parent->heap_pe[members[i]];
-        mine.status = !heap_pe ? DUET_ERR_NO_MEMORY
-                               : duet_boot_id_create_secret(id, secret, duet_comm_boot_scope_(parent, heap_pe, nmembers));
-        if (mine.status == DUET_OK) duet_boot_id_addr(id, &mine.addr);
-    }
-    free(heap_pe);
-    if (st != DUET_OK && me == 0) mine.status = st; /* the members fail at once, not at their join */
+    if (me == 0) mine = st == DUET_OK ? listen_for(parent, secret, members, nmembers, id)
+                                      : (split_id_t){st, 0, {0, 0, 0, 0}}; /* the members fail at once */
     duet_status_t xst = ids ? duet_boot_allgather(&parent->boot, &mine, ids, sizeof mine)
                             : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
     if (st == DUET_OK) st = xst;

@@ -154,29 +154,30 @@ static void run_loops(void)
                 one_call(k, counts[ci] + (k == AR ? 16 : 0), round % np, DUET_SUM, t, (int)(t % 3), round % 2);
 }
 
+/* A call that must be refused with `want` and a message holding `word`. */
+static void expect_refused(duet_status_t st, duet_status_t want, const char *word, const char *what)
+{
+    ncases++;
+    if (st != want || !strstr(duet_last_error(), word))
+        FAIL("%s: %s, \"%s\"; want %s, \"%s\"", what, duet_status_str(st), duet_last_error(), duet_status_str(want),
+             word);
+    else
+        npassed++;
+}
+
 /* A NULL receive buffer on every rank after like calls: refused on every rank, and the same
  * shape runs again afterwards. */
 static void run_null(void)
 {
     for (uint64_t t = 0; t < 4; t++) one_call(BC, 7, 0, DUET_SUM, 5000 + t, 0, 0);
-    ncases++;
-    duet_status_t st = duet_broadcast(sbase[0] + GUARD, NULL, 7, DUET_INT32, 0, W, NULL);
-    if (st != DUET_ERR_INVALID_ARG || !strstr(duet_last_error(), "recvbuf is NULL"))
-        FAIL("a broadcast into NULL after like calls: %s, \"%s\"; want DUET_ERR_INVALID_ARG, \"recvbuf is NULL\"",
-             duet_status_str(st), duet_last_error());
-    else
-        npassed++;
+    expect_refused(duet_broadcast(sbase[0] + GUARD, NULL, 7, DUET_INT32, 0, W, NULL), DUET_ERR_INVALID_ARG,
+                   "recvbuf is NULL", "a broadcast into NULL after like calls");
     for (uint64_t t = 0; t < 4; t++) one_call(BC, 7, 0, DUET_SUM, 5100 + t, 0, 0);
     /* in place is part of the shape: an all-to-all in place (unsupported) after like ones */
     if (np < 2) return; /* (one rank: in place is a copy, supported) */
     for (uint64_t t = 0; t < 4; t++) one_call(A2A, 7, 0, DUET_SUM, 5200 + t, 1, 0);
-    ncases++;
-    st = duet_alltoall(rbase[1] + GUARD, rbase[1] + GUARD, 7, DUET_INT32, W, NULL);
-    if (st != DUET_ERR_UNSUPPORTED || !strstr(duet_last_error(), "in place"))
-        FAIL("an all-to-all in place after like ones: %s, \"%s\"; want DUET_ERR_UNSUPPORTED, \"in place\"",
-             duet_status_str(st), duet_last_error());
-    else
-        npassed++;
+    expect_refused(duet_alltoall(rbase[1] + GUARD, rbase[1] + GUARD, 7, DUET_INT32, W, NULL), DUET_ERR_UNSUPPORTED,
+                   "in place", "an all-to-all in place after like ones");
     for (uint64_t t = 0; t < 4; t++) one_call(A2A, 7, 0, DUET_SUM, 5300 + t, 0, 0);
 }
 
