@@ -180,16 +180,27 @@ static void scenario_wait(const char *kind)
     check_detected(st, kind);
 }
 
+/* Whether every other rank's block in buf (MSG bytes each) holds its first put (rank + 1). */
+static int all_arrived(const char *buf, size_t msg)
+{
+    for (int r = 0; r < npes; r++)
+        if (r != me && __atomic_load_n(&buf[(size_t)r * msg], __ATOMIC_ACQUIRE) != (char)(r + 1)) return 0;
+    return 1;
+}
+
 static void scenario_puts(void)
 {
     enum { MSG = 256 };
     char *buf = duet_malloc(W, (size_t)npes * MSG);
     CHECK(buf != NULL, "duet_malloc");
     char x[MSG];
-    memset(x, me, sizeof x);
+    memset(x, me + 1, sizeof x);
+    memset(buf, 0, (size_t)npes * MSG); /* (mine: the others' puts come after the barrier) */
     CHECK_OK(duet_barrier(W));
     for (long i = 0;; i++) {
-        if (me == victim && i == 2000) die_now();
+        /* the victim dies once every other rank's puts have reached it: all have left the barrier
+         * (else a slow one could see the death there, before its storm) */
+        if (me == victim && i >= 2000 && all_arrived(buf, MSG)) die_now();
         int pe = (int)(i % npes);
         duet_status_t st = duet_put_nbi(W, buf + me * MSG, x, MSG, pe);
         if (st == DUET_OK && i % 64 == 63) st = duet_quiet(W);
