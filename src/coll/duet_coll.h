@@ -121,11 +121,10 @@ typedef struct {
     duet_coll_call_t call;
 } duet_coll_op_t;
 
-/* Groups (duet_coll_group.c): the calling thread's nesting depth, and queuing. */
+/* Groups (duet_coll_group.c): the calling thread's nesting depth, and queuing a host call
+ * (DUET_ERR_UNSUPPORTED when the group holds GPU calls on its communicator). */
 int duet_coll_group_depth(void);
 duet_status_t duet_coll_group_add(const duet_coll_op_t *op);
-/* Whether this thread's open group holds host calls on c. */
-int duet_coll_group_holds(duet_comm_t c);
 /* Prepares and runs operations of one communicator as one schedule. */
 duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n);
 

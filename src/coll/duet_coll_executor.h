@@ -3,8 +3,10 @@
  * (duet_coll_exec.c) runs calls on host memory; a backend that runs them elsewhere (the CUDA
  * backend: device buffers, streams) fills a table of this shape, and src/duet_backends.c hands
  * it to coll (duet_coll_gpu_executor: NULL in a build without one). duet_coll_api.c asks the
- * table whether a call is its own and passes the checked call on; the group calls and the
- * tuner reach the backend through it too. coll includes no backend header.
+ * table whether a call is its own and passes the checked call on; the tuner reaches the
+ * backend through it too. A group's calls, host and device, wait in coll's one group queue
+ * (duet_coll_group.c): the executor queues its calls there and is handed them at the group's
+ * end. coll includes no backend header.
  */
 #ifndef DUET_COLL_EXECUTOR_H
 #define DUET_COLL_EXECUTOR_H
@@ -34,6 +36,12 @@ typedef struct {
     uint64_t first;                /* in a group: the number of its first collective on the comm, else 0 */
 } duet_coll_dev_call_t;
 
+/* A device call waiting in a group: its communicator and the call. */
+typedef struct {
+    duet_comm_t comm;
+    duet_coll_dev_call_t call;
+} duet_coll_group_call_t;
+
 typedef struct {
     size_t size;      /* sizeof(duet_coll_executor_t), first */
     const char *name; /* "cuda" */
@@ -42,16 +50,25 @@ typedef struct {
     int (*accepts)(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream);
     /* Runs (or, in an open group, queues) a checked call; numbers a collective as the host's. */
     duet_status_t (*run)(duet_comm_t c, duet_coll_dev_call_t *call);
-    /* Whether this thread's open group holds calls of this executor on c. */
-    int (*group_holds)(duet_comm_t c);
-    /* At the outermost duet_group_end, before the host's part: runs this thread's queued calls. */
-    duet_status_t (*group_end)(void);
+    /* At the outermost duet_group_end, before the host's part: runs this executor's calls of
+     * the thread's group, calls[0..n) in call order (n > 0); the first error. */
+    duet_status_t (*group_run)(const duet_coll_group_call_t *calls, int n);
     /* The tuner's alpha-beta model of this executor. */
     duet_status_t (*model)(duet_comm_t c, duet_coll_model_t *model);
 } duet_coll_executor_t;
 
 /* The device executor linked into this build, or NULL (src/duet_backends.c). */
 extern const duet_coll_executor_t *const duet_coll_gpu_executor;
+
+/* For an executor's run() inside an open group (duet_coll_group_depth() > 0): queues its
+ * checked call in the thread's one group queue (duet_coll_group.c). DUET_ERR_UNSUPPORTED,
+ * naming the call, when the group holds another executor's calls on c (a group's calls on
+ * one communicator are all host or all GPU); DUET_ERR_NO_MEMORY. */
+duet_status_t duet_coll_group_add_dev(const duet_coll_executor_t *ex, duet_comm_t c, const duet_coll_dev_call_t *call);
+/* The number of the first collective a device executor queued on c in this thread's open
+ * group (0: none): the group's calls are published as one run that starts there
+ * (coll/duet_coll_sig.h). */
+uint64_t duet_coll_group_first(duet_comm_t c);
 
 static inline int duet_coll_gpu_accepts(duet_comm_t c, const void *sendbuf, const void *recvbuf,
                                         duet_stream_t stream)

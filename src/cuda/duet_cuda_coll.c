@@ -488,7 +488,7 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
     return st;
 }
 
-/* Checks a call; inside a group queues it (duet_cuda_group.c), else runs it now. A send or
+/* Checks a call; inside a group queues it (coll's group queue), else runs it now. A send or
  * receive of no elements is a no-op whatever its buffers (as in NCCL). */
 duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
 {
@@ -497,13 +497,13 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
     duet_status_t st = check_device(c, k);
     if (st || (st = duet_cuda_coll_prepare(c, k->fn))) return st;
     if (!p2p && !k->call_no) { /* numbered once: a group's call when it is queued */
-        k->first = duet_coll_group_depth() > 0 ? duet_cuda_group_first(c) : 0;
+        k->first = duet_coll_group_depth() > 0 ? duet_coll_group_first(c) : 0;
         k->call_no = ++c->coll_calls;
         duet_coll_sig_t sig = call_sig(k);
         if ((st = duet_coll_sig_post(c, &sig))) return st;
     }
     if (k->count == 0) return DUET_OK;
-    if (duet_coll_group_depth() > 0) return duet_cuda_group_add(c, k);
+    if (duet_coll_group_depth() > 0) return duet_coll_group_add_dev(&duet_cuda_coll_executor, c, k);
     if (p2p && k->root == c->rank)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: a send or receive to this rank itself (peer %d) runs only "
                          "inside duet_group_start/end, where it pairs with the matching call", k->fn, k->root);
@@ -562,6 +562,6 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
 }
 
 const duet_coll_executor_t duet_cuda_coll_executor = {
-    sizeof(duet_coll_executor_t), "cuda", duet_cuda_coll_routes, duet_cuda_coll_run,
-    duet_cuda_group_holds,        duet_cuda_group_end, duet_cuda_coll_model,
+    sizeof(duet_coll_executor_t), "cuda", duet_cuda_coll_routes, duet_cuda_coll_run, duet_cuda_group_run,
+    duet_cuda_coll_model,
 };

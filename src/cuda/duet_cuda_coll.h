@@ -32,20 +32,13 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
  * returns once the kernels are queued. The first call on a communicator is collective in a
  * stronger sense: it allocates the symmetric scratch (duet_malloc_device) and ends with a host
  * barrier; so does the first call that needs the schedule executor. Inside a group the call is
- * checked and queued (duet_cuda_group_add); a send / recv to this rank itself only runs there. */
+ * checked and queued (coll's group queue: duet_coll_group_add_dev); a send / recv to this rank
+ * itself only runs there. */
 duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *call);
-/* Groups (duet_cuda_group.c). Queues a checked call of a group (count > 0); a communicator's
- * calls in one group are all host or all GPU (DUET_ERR_UNSUPPORTED otherwise, naming the
- * call). */
-duet_status_t duet_cuda_group_add(duet_comm_t c, const duet_cuda_coll_call_t *call);
-/* The number of the first collective this thread's open group has queued on c (0: none):
- * the group's calls are published as one run that starts there (coll/duet_coll_sig.h). */
-uint64_t duet_cuda_group_first(duet_comm_t c);
-/* Whether this thread's open group holds GPU calls on c. */
-int duet_cuda_group_holds(duet_comm_t c);
-/* At the outermost duet_group_end: runs and releases this thread's queued GPU calls (see
+/* Groups (duet_cuda_group.c), the executor's group_run: at the outermost duet_group_end, runs
+ * the group's GPU calls, calls[0..n) in call order, as coll's group queue hands them (see
  * duet_cuda_group.c for the order and the streams). The first error is returned. */
-duet_status_t duet_cuda_group_end(void);
+duet_status_t duet_cuda_group_run(const duet_coll_group_call_t *calls, int n);
 /* Channels of every GPU send / receive on c (in a group or not): the same for all sizes. */
 int duet_cuda_coll_p2p_channels(duet_comm_t c);
 /* The tuner's alpha-beta model of the GPU executor. */

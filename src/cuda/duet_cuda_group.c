@@ -1,7 +1,7 @@
 /*
  * Groups on GPU buffers: the calls of duet_group_start/end that the GPU backend routes (device
- * buffers, or a stream) are checked at the call and queued here, per thread; the outermost
- * duet_group_end (src/coll/duet_coll_group.c) runs them.
+ * buffers, or a stream) are checked at the call and wait in coll's one group queue
+ * (src/coll/duet_coll_group.c); the outermost duet_group_end hands them here, in call order.
  *
  *   start; send(a, 1, s1); recv(b, 2, s2); allreduce(x, y, s1); send(c, 1, s1); end
  *
@@ -39,49 +39,16 @@
 
 #define P2P_CHANNELS 8 /* channels of a send / receive (fewer when the communicator has fewer) */
 
+/* The group's GPU calls, in call order, as coll's group queue hands them over. */
 typedef struct {
-    duet_comm_t comm;
-    duet_cuda_coll_call_t k;
-} gpu_op_t;
-
-static _Thread_local gpu_op_t *ops;
-static _Thread_local int nops, capacity;
+    const duet_coll_group_call_t *ops;
+    int n;
+} group_t;
 
 int duet_cuda_coll_p2p_channels(duet_comm_t c)
 {
     int most = duet_cuda_exec_channels(c, SIZE_MAX / 2); /* as many as the inboxes allow */
     return most < P2P_CHANNELS ? most : P2P_CHANNELS;
-}
-
-int duet_cuda_group_holds(duet_comm_t c)
-{
-    for (int i = 0; i < nops; i++)
-        if (ops[i].comm == c) return 1;
-    return 0;
-}
-
-uint64_t duet_cuda_group_first(duet_comm_t c)
-{
-    for (int i = 0; i < nops; i++)
-        if (ops[i].comm == c && ops[i].k.call_no) return ops[i].k.call_no;
-    return 0;
-}
-
-duet_status_t duet_cuda_group_add(duet_comm_t c, const duet_cuda_coll_call_t *k)
-{
-    if (duet_coll_group_holds(c))
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU buffers (or a stream) in a group that already holds "
-                         "calls on host buffers on this communicator; a group's calls on one communicator must be "
-                         "all host or all GPU", k->fn);
-    if (nops == capacity) {
-        int cap = capacity ? 2 * capacity : 16;
-        gpu_op_t *q = realloc(ops, sizeof *q * (size_t)cap);
-        if (!q) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory queuing a group's call", k->fn);
-        ops = q;
-        capacity = cap;
-    }
-    ops[nops++] = (gpu_op_t){c, *k};
-    return DUET_OK;
 }
 
 static int is_p2p(const duet_cuda_coll_call_t *k) { return k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV; }
@@ -94,18 +61,20 @@ static char *op_buffer(const duet_cuda_coll_call_t *k)
 static size_t op_bytes(const duet_cuda_coll_call_t *k) { return k->count * duet_datatype_size(k->dt); }
 
 /* The k-th send of c to this rank itself is copied into its k-th receive from itself. */
-static duet_status_t self_copies(duet_comm_t c, cudaStream_t cs)
+static duet_status_t self_copies(const group_t *g, duet_comm_t c, cudaStream_t cs)
 {
     int r = 0;
-    for (int i = 0; i <= nops; i++) {
-        const duet_cuda_coll_call_t *k = i < nops ? &ops[i].k : NULL;
-        if (k && (ops[i].comm != c || k->kind != DUET_COLL_SEND || k->root != c->rank)) continue;
-        while (r < nops && (ops[r].comm != c || ops[r].k.kind != DUET_COLL_RECV || ops[r].k.root != c->rank)) r++;
-        if (!k && r == nops) return DUET_OK;
-        if (!k || r == nops)
+    for (int i = 0; i <= g->n; i++) {
+        const duet_cuda_coll_call_t *k = i < g->n ? &g->ops[i].call : NULL;
+        if (k && (g->ops[i].comm != c || k->kind != DUET_COLL_SEND || k->root != c->rank)) continue;
+        while (r < g->n && (g->ops[r].comm != c || g->ops[r].call.kind != DUET_COLL_RECV ||
+                            g->ops[r].call.root != c->rank))
+            r++;
+        if (!k && r == g->n) return DUET_OK;
+        if (!k || r == g->n)
             return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "duet_group_end: a %s rank %d itself has no matching %s in "
                              "the group", k ? "send to" : "receive from", c->rank, k ? "receive" : "send");
-        const duet_cuda_coll_call_t *m = &ops[r++].k;
+        const duet_cuda_coll_call_t *m = &g->ops[r++].call;
         if (op_bytes(k) != op_bytes(m))
             return DUET_FAIL(DUET_ERR_INVALID_ARG, COLL, "duet_group_end: a send of %zu bytes to rank %d itself "
                              "meets a receive of %zu bytes", op_bytes(k), c->rank, op_bytes(m));
@@ -182,22 +151,22 @@ static duet_status_t run_messages(duet_comm_t c, const duet_sched_t *all, const 
 }
 
 /* Every send and receive of c in the group: self copies, then one executor kernel. */
-static duet_status_t run_p2p(duet_comm_t c, cudaStream_t cs)
+static duet_status_t run_p2p(const group_t *g, duet_comm_t c, cudaStream_t cs)
 {
-    duet_status_t st = self_copies(c, cs);
+    duet_status_t st = self_copies(g, c, cs);
     const char *base = NULL;
-    for (int i = 0; i < nops; i++) {
-        const duet_cuda_coll_call_t *k = &ops[i].k;
-        if (ops[i].comm == c && is_p2p(k) && k->root != c->rank && (!base || op_buffer(k) < base))
+    for (int i = 0; i < g->n; i++) {
+        const duet_cuda_coll_call_t *k = &g->ops[i].call;
+        if (g->ops[i].comm == c && is_p2p(k) && k->root != c->rank && (!base || op_buffer(k) < base))
             base = op_buffer(k);
     }
     if (st || !base) return st;
     int nchan = duet_cuda_coll_p2p_channels(c);
     duet_sched_t all;
     duet_sched_init(&all, c->rank, c->size, 1);
-    for (int i = 0; st == DUET_OK && i < nops; i++) {
-        const duet_cuda_coll_call_t *k = &ops[i].k;
-        if (ops[i].comm == c && is_p2p(k) && k->root != c->rank) st = add_message(c, k, base, nchan, &all);
+    for (int i = 0; st == DUET_OK && i < g->n; i++) {
+        const duet_cuda_coll_call_t *k = &g->ops[i].call;
+        if (g->ops[i].comm == c && is_p2p(k) && k->root != c->rank) st = add_message(c, k, base, nchan, &all);
     }
     if (st == DUET_OK) st = run_messages(c, &all, base, nchan, cs);
     duet_sched_free(&all);
@@ -205,13 +174,13 @@ static duet_status_t run_p2p(duet_comm_t c, cudaStream_t cs)
 }
 
 /* c's part of the group: sends and receives, then the collectives in call order. */
-static duet_status_t run_comm(duet_comm_t c, cudaStream_t cs)
+static duet_status_t run_comm(const group_t *g, duet_comm_t c, cudaStream_t cs)
 {
-    duet_status_t st = run_p2p(c, cs);
+    duet_status_t st = run_p2p(g, c, cs);
     if (st) return duet_error_wrap(st, "duet_group_end: the group's sends and receives");
-    for (int i = 0; st == DUET_OK && i < nops; i++) {
-        if (ops[i].comm != c || is_p2p(&ops[i].k)) continue;
-        duet_cuda_coll_call_t k = ops[i].k;
+    for (int i = 0; st == DUET_OK && i < g->n; i++) {
+        if (g->ops[i].comm != c || is_p2p(&g->ops[i].call)) continue;
+        duet_cuda_coll_call_t k = g->ops[i].call;
         k.stream = cs;
         if ((st = duet_cuda_coll_run(c, &k))) duet_error_wrap(st, k.fn);
     }
@@ -219,22 +188,22 @@ static duet_status_t run_comm(duet_comm_t c, cudaStream_t cs)
 }
 
 /* Whether op i names a stream no earlier op named. */
-static int first_of_stream(int i)
+static int first_of_stream(const group_t *g, int i)
 {
     for (int j = 0; j < i; j++)
-        if (ops[j].k.stream == ops[i].k.stream) return 0;
+        if (g->ops[j].call.stream == g->ops[i].call.stream) return 0;
     return 1;
 }
 
 /* Orders the group's other streams with the lead: before (lead waits for each of them) or
  * after (each waits for the lead). One event serves: a wait takes its latest record. */
-static duet_status_t join_streams(cudaEvent_t ev, cudaStream_t lead, int after)
+static duet_status_t join_streams(const group_t *g, cudaEvent_t ev, cudaStream_t lead, int after)
 {
     cudaError_t err = cudaSuccess;
     if (after) err = cudaEventRecord(ev, lead);
-    for (int i = 1; err == cudaSuccess && i < nops; i++) {
-        cudaStream_t s = (cudaStream_t)ops[i].k.stream;
-        if (s == lead || !first_of_stream(i)) continue;
+    for (int i = 1; err == cudaSuccess && i < g->n; i++) {
+        cudaStream_t s = (cudaStream_t)g->ops[i].call.stream;
+        if (s == lead || !first_of_stream(g, i)) continue;
         if (after) err = cudaStreamWaitEvent(s, ev, 0);
         else if ((err = cudaEventRecord(ev, s)) == cudaSuccess) err = cudaStreamWaitEvent(lead, ev, 0);
     }
@@ -244,34 +213,31 @@ static duet_status_t join_streams(cudaEvent_t ev, cudaStream_t lead, int after)
     return DUET_OK;
 }
 
-static duet_status_t run_all(void)
+static duet_status_t run_all(const group_t *g)
 {
-    cudaStream_t lead = (cudaStream_t)ops[0].k.stream;
+    cudaStream_t lead = (cudaStream_t)g->ops[0].call.stream;
     int several = 0;
-    for (int i = 1; i < nops; i++) several |= ops[i].k.stream != ops[0].k.stream;
+    for (int i = 1; i < g->n; i++) several |= g->ops[i].call.stream != g->ops[0].call.stream;
     cudaEvent_t ev = NULL;
-    cudaError_t err = cudaSetDevice(duet_cuda_heap_of(ops[0].comm->heap)->device);
+    cudaError_t err = cudaSetDevice(duet_cuda_heap_of(g->ops[0].comm->heap)->device);
     if (err == cudaSuccess && several) err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "duet_group_end: preparing the group's streams");
-    duet_status_t st = several ? join_streams(ev, lead, 0) : DUET_OK;
-    for (int i = 0; st == DUET_OK && i < nops; i++) {
+    duet_status_t st = several ? join_streams(g, ev, lead, 0) : DUET_OK;
+    for (int i = 0; st == DUET_OK && i < g->n; i++) {
         int first = 1; /* communicators in the order they first appear */
-        for (int j = 0; first && j < i; j++) first = ops[j].comm != ops[i].comm;
-        if (first) st = run_comm(ops[i].comm, lead);
+        for (int j = 0; first && j < i; j++) first = g->ops[j].comm != g->ops[i].comm;
+        if (first) st = run_comm(g, g->ops[i].comm, lead);
     }
     if (several) { /* even after an error: later work on the other streams stays behind the lead */
-        duet_status_t after = join_streams(ev, lead, 1);
+        duet_status_t after = join_streams(g, ev, lead, 1);
         if (st == DUET_OK) st = after;
         cudaEventDestroy(ev); /* released once the recorded work is done */
     }
     return st;
 }
 
-duet_status_t duet_cuda_group_end(void)
+duet_status_t duet_cuda_group_run(const duet_coll_group_call_t *calls, int n)
 {
-    duet_status_t st = nops ? run_all() : DUET_OK;
-    free(ops);
-    ops = NULL;
-    nops = capacity = 0;
-    return st;
+    group_t g = {calls, n};
+    return n ? run_all(&g) : DUET_OK;
 }
