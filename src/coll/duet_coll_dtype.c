@@ -70,8 +70,8 @@ static const char *const dtype_names[DUET_DATATYPE_COUNT] = {
 };
 
 static const char *const op_names[DUET_OP_COUNT] = {
-#define DUET_NAME_(E, name) [E] = #name,
-    DUET_OP_TABLE(DUET_NAME_)
+#define DUET_NAME_(E, name, ...) [E] = #name,
+    DUET_OP_TABLE(DUET_NAME_, _)
 #undef DUET_NAME_
 };
 
@@ -167,15 +167,13 @@ static int use_f16c(void)
 }
 
 /* ------------------------------------------------------------------------------- a op b */
-#define DUET_RED_LOOP_(op, name, T)                                                            \
+#define DUET_RED_LOOP_(E, op, name, T)                                                         \
     DUET_CLONES_ static void red_##op##_##name(T *d, const T *a, const T *b, size_t n)         \
     {                                                                                          \
         DUET_IVDEP_                                                                            \
         for (size_t i = 0; i < n; i++) d[i] = duet_##op##_##name(a[i], b[i]);                 \
     }
-#define DUET_RED_LOOPS_(E, name, T, size, is_float)                                            \
-    DUET_RED_LOOP_(sum, name, T) DUET_RED_LOOP_(prod, name, T)                                 \
-    DUET_RED_LOOP_(min, name, T) DUET_RED_LOOP_(max, name, T)
+#define DUET_RED_LOOPS_(E, name, T, size, is_float) DUET_OP_TABLE(DUET_RED_LOOP_, name, T)
 DUET_DTYPE_TABLE(DUET_RED_LOOPS_)
 #undef DUET_RED_LOOPS_
 #undef DUET_RED_LOOP_
@@ -235,18 +233,17 @@ void duet_reduce_op(duet_datatype_t dt, duet_op_t op, void *dst, const void *a, 
         return;
     }
     switch (dt) {
+#define DUET_RED_OP_CASE_(OE, op, name) \
+    case OE: red_##op##_##name(dst, a, b, count); return;
 #define DUET_RED_CASE_(E, name, T, size, is_float)                                             \
     case E:                                                                                    \
         switch (op) {                                                                          \
-        case DUET_SUM:                                                                         \
-        case DUET_AVG: red_sum_##name(dst, a, b, count); return;                               \
-        case DUET_PROD: red_prod_##name(dst, a, b, count); return;                             \
-        case DUET_MIN: red_min_##name(dst, a, b, count); return;                               \
-        case DUET_MAX: red_max_##name(dst, a, b, count); return;                               \
+            DUET_OP_TABLE(DUET_RED_OP_CASE_, name)                                             \
         default: return;                                                                       \
         }
         DUET_DTYPE_TABLE(DUET_RED_CASE_)
 #undef DUET_RED_CASE_
+#undef DUET_RED_OP_CASE_
     default: return;
     }
 }
@@ -259,7 +256,7 @@ static inline float duet_load_f32_(float x) { return x; }
     X(DUET_BFLOAT16, bfloat16, uint16_t, duet_bf16_to_f32)       \
     X(DUET_FLOAT32, float, float, duet_load_f32_)
 
-#define DUET_ACC_LOOP_(op, name, T, LOAD)                                                      \
+#define DUET_ACC_LOOP_(E, op, name, T, LOAD)                                                   \
     DUET_CLONES_ static void acc_##op##_##name(float *acc, const T *in, size_t n)              \
     {                                                                                          \
         DUET_IVDEP_                                                                            \
@@ -271,8 +268,7 @@ static inline float duet_load_f32_(float x) { return x; }
         DUET_IVDEP_                                                                            \
         for (size_t i = 0; i < n; i++) acc[i] = LOAD(in[i]);                                   \
     }                                                                                          \
-    DUET_ACC_LOOP_(sum, name, T, LOAD) DUET_ACC_LOOP_(prod, name, T, LOAD)                     \
-    DUET_ACC_LOOP_(min, name, T, LOAD) DUET_ACC_LOOP_(max, name, T, LOAD)
+    DUET_OP_TABLE(DUET_ACC_LOOP_, name, T, LOAD)
 DUET_ACC_TABLE_(DUET_ACC_LOOPS_)
 #undef DUET_ACC_LOOPS_
 #undef DUET_ACC_LOOP_
@@ -297,6 +293,8 @@ void duet_reduce_to_f32(duet_datatype_t dt, duet_op_t op, float *acc, const void
         return;
     }
     switch (dt) {
+#define DUET_ACC_OP_CASE_(OE, op, name) \
+    case OE: acc_##op##_##name(acc, in, count); return;
 #define DUET_ACC_CASE_(E, name, T, LOAD)                                                       \
     case E:                                                                                    \
         if (first) {                                                                           \
@@ -304,15 +302,12 @@ void duet_reduce_to_f32(duet_datatype_t dt, duet_op_t op, float *acc, const void
             return;                                                                            \
         }                                                                                      \
         switch (op) {                                                                          \
-        case DUET_SUM:                                                                         \
-        case DUET_AVG: acc_sum_##name(acc, in, count); return;                                 \
-        case DUET_PROD: acc_prod_##name(acc, in, count); return;                               \
-        case DUET_MIN: acc_min_##name(acc, in, count); return;                                 \
-        case DUET_MAX: acc_max_##name(acc, in, count); return;                                 \
+            DUET_OP_TABLE(DUET_ACC_OP_CASE_, name)                                             \
         default: return;                                                                       \
         }
         DUET_ACC_TABLE_(DUET_ACC_CASE_)
 #undef DUET_ACC_CASE_
+#undef DUET_ACC_OP_CASE_
     default: return;
     }
 }

@@ -1,8 +1,9 @@
 /*
  * duet_cuda_reduce.cuh — the reduction arithmetic of the GPU collectives (duet_cuda_coll.cu,
- * duet_cuda_exec.cu), with the CPU's semantics (src/coll/duet_coll_dtype.h): integers wrap in
- * their own width, fp16 / bf16 accumulate in fp32 and round once, avg divides at the end
- * (integers truncating toward 0).
+ * duet_cuda_exec.cu): the element helpers the host kernels use (include/duet/duet_reduce_ops.h,
+ * through duet_reduce_combine) applied in an accumulation type: integers in 64 bits, then
+ * wrapped to their own width; fp16 / bf16 accumulate in fp32 and round once; avg divides at
+ * the end (integers truncating toward 0).
  */
 #ifndef DUET_CUDA_REDUCE_CUH
 #define DUET_CUDA_REDUCE_CUH
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <type_traits>
 #include "duet/duet.h"
+#include "duet/duet_reduce_ops.h"
 
 namespace duet_cuda_reduce {
 
@@ -39,22 +41,10 @@ template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16, float
     return __float2bfloat16_rn(v);
 }
 
-/* Integers wrap in their own width: sums and products are done modulo 2^64 and truncated. */
-template <int OP, typename A> __device__ __forceinline__ A combine(A x, A y)
-{
-    constexpr bool integer = std::is_integral<A>::value;
-    if constexpr (OP == DUET_SUM || OP == DUET_AVG) {
-        if constexpr (integer) return (A)((uint64_t)x + (uint64_t)y);
-        else return x + y;
-    } else if constexpr (OP == DUET_PROD) {
-        if constexpr (integer) return (A)((uint64_t)x * (uint64_t)y);
-        else return x * y;
-    } else if constexpr (OP == DUET_MIN) {
-        return y < x ? y : x;
-    } else {
-        return y > x ? y : x;
-    }
-}
+/* x op y in the accumulation type, by the host's helper for that type: integer sums and
+ * products wrap modulo 2^64 (so also in the stored width, after narrowing); float min / max
+ * propagate NaNs and order -0 below +0, bit for bit as on the host. */
+template <int OP, typename A> __device__ __forceinline__ A combine(A x, A y) { return duet_reduce_combine<OP, A>(x, y); }
 
 /* The final value: avg divides (integers after wrapping to T, truncating toward 0). */
 template <typename T, int OP, typename A> __device__ __forceinline__ T finish(A acc, int n)

@@ -48,6 +48,7 @@
 #ifdef __CUDACC__
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "duet/duet_reduce_ops.h"
 
 namespace nvshmemi_duet_coll {
 enum { AND = 0, OR, XOR, MIN, MAX, SUM, PROD, BCAST = 10, FCOLLECT, ALLTOALL };
@@ -76,31 +77,31 @@ static __device__ __forceinline__ const duet_device_comm_t &team(nvshmem_team_t 
 template <typename T> struct is_f16 {
     static constexpr bool value = std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value;
 };
+/* NVSHMEM's reduce operations as Duet's (the bitwise ones have no Duet counterpart). */
+template <int OP> struct duet_op_of;
+template <> struct duet_op_of<MIN> { static constexpr int v = DUET_MIN; };
+template <> struct duet_op_of<MAX> { static constexpr int v = DUET_MAX; };
+template <> struct duet_op_of<SUM> { static constexpr int v = DUET_SUM; };
+template <> struct duet_op_of<PROD> { static constexpr int v = DUET_PROD; };
+
+/* a OP b: the bitwise ones here; min / max / sum / prod by Duet's element helpers
+ * (duet/duet_reduce_ops.h), so the bits are those of Duet's own reductions: integers in 64
+ * bits and wrapped to their width, half / bfloat16 in float (rounded after each step). */
 template <typename T, int OP> static __device__ __forceinline__ T op(T a, T b)
 {
-    if constexpr (is_f16<T>::value) {
-        float x = (float)a, y = (float)b, r;
-        if constexpr (OP == MIN) r = y < x ? y : x;
-        else if constexpr (OP == MAX) r = y > x ? y : x;
-        else if constexpr (OP == SUM) r = x + y;
-        else r = x * y;
-        return T(r);
-    } else if constexpr (OP == AND) {
+    if constexpr (OP == AND) {
         return (T)(a & b);
     } else if constexpr (OP == OR) {
         return (T)(a | b);
     } else if constexpr (OP == XOR) {
         return (T)(a ^ b);
-    } else if constexpr (OP == MIN) {
-        return b < a ? b : a;
-    } else if constexpr (OP == MAX) {
-        return b > a ? b : a;
+    } else if constexpr (is_f16<T>::value) {
+        return T(duet_reduce_combine<duet_op_of<OP>::v, float>((float)a, (float)b));
     } else if constexpr (std::is_integral<T>::value) {
-        /* integer sum / product wrap (unsigned arithmetic, at least 32 bits wide) */
-        using U = typename std::conditional<(sizeof(T) < 4), unsigned, typename std::make_unsigned<T>::type>::type;
-        return OP == SUM ? (T)((U)a + (U)b) : (T)((U)a * (U)b);
+        using A = typename std::conditional<std::is_signed<T>::value, int64_t, uint64_t>::type;
+        return (T)duet_reduce_combine<duet_op_of<OP>::v, A>((A)a, (A)b);
     } else {
-        return OP == SUM ? a + b : a * b;
+        return duet_reduce_combine<duet_op_of<OP>::v, T>(a, b);
     }
 }
 template <typename T, int OP>
