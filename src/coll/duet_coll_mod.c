@@ -31,4 +31,5 @@ static void coll_close(duet_comm_t c)
 
 const duet_comm_mod_t duet_coll_comm_mod = {
     .size = sizeof(duet_comm_mod_t), .name = "coll", .open = coll_open, .started = duet_comm_mod_nothing,
-    .stopping = duet_comm_mod_nothing, .close = coll_close, .abort = duet_comm_mod_no_abort};
+    .stopping = duet_comm_mod_nothing, .close = coll_close, .abort = duet_comm_mod_no_abort,
+    .quiet = duet_comm_mod_no_quiet};

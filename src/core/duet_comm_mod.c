@@ -45,7 +45,23 @@ void duet_comm_mods_abort(duet_comm_t c, duet_status_t status)
     for (int i = 0; duet_comm_mods[i]; i++) duet_comm_mods[i]->abort(c, status);
 }
 
+duet_status_t duet_comm_mods_quiet(duet_comm_t c)
+{
+    duet_status_t first = DUET_OK;
+    for (int i = 0; duet_comm_mods[i]; i++) {
+        duet_status_t st = duet_comm_mods[i]->quiet(c);
+        if (st && !first) first = st;
+    }
+    return first;
+}
+
 void duet_comm_mod_nothing(duet_comm_t c) { (void)c; }
+
+duet_status_t duet_comm_mod_no_quiet(duet_comm_t c)
+{
+    (void)c;
+    return DUET_OK;
+}
 
 void duet_comm_mod_no_abort(duet_comm_t c, duet_status_t status)
 {

@@ -11,6 +11,8 @@
  *   destroy: closing barrier -> stopping, in list order -> the detector lets go -> close, in
  *            reverse order -> the device part (root) -> the heap
  *   revoke, or a member died: abort (its status is then in the abort word)
+ *   duet_quiet, duet_fence and every barrier, on a heap with a device part: quiet, after the
+ *            transport endpoints
  * Every slot is set (a module without work there points at a no-op).
  */
 #ifndef DUET_COMM_MOD_H
@@ -34,6 +36,9 @@ typedef struct duet_comm_mod {
     /* c was revoked or lost a member, with `status` (a store: may run on the detector's
      * thread, with its lock held, again and again). */
     void (*abort)(duet_comm_t c, duet_status_t status);
+    /* Completes the one-sided work c owes that no transport endpoint holds (the CUDA
+     * backend: the operations its GPU proxy took from kernels); the first error. */
+    duet_status_t (*quiet)(duet_comm_t c);
 } duet_comm_mod_t;
 
 /* The modules, in order, NULL-terminated (src/duet_backends.c). */
@@ -45,9 +50,11 @@ void duet_comm_mods_started(duet_comm_t c);
 void duet_comm_mods_stopping(duet_comm_t c);
 void duet_comm_mods_close(duet_comm_t c);
 void duet_comm_mods_abort(duet_comm_t c, duet_status_t status);
+duet_status_t duet_comm_mods_quiet(duet_comm_t c);
 
 /* For a slot with nothing to do. */
 void duet_comm_mod_nothing(duet_comm_t c);
 void duet_comm_mod_no_abort(duet_comm_t c, duet_status_t status);
+duet_status_t duet_comm_mod_no_quiet(duet_comm_t c);
 
 #endif

@@ -337,6 +337,7 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
             (err = cudaDeviceSynchronize()) != cudaSuccess)
             st = DUET_CUDA_FAIL_RT(err, "GPU heap: initialising rank %d's part", me);
     }
+    if (!st) st = duet_cuda_rma_eps_make(h, g); /* its transport's endpoints */
     /* all or nothing */
     int32_t ok = st, *oks = (int32_t *)all; /* all[] is larger than n int32s */
     duet_status_t xst = duet_boot_allgather(b, &ok, oks, sizeof ok);
@@ -345,6 +346,7 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
         if (oks[r]) st = DUET_FAIL(DUET_ERR_CUDA, CUDA, "GPU heap: rank %d failed to set it up", r);
     free(all);
     if (st) {
+        duet_cuda_rma_eps_free(h);
         duet_cuda_heap_destroy(g);
         return st;
     }
@@ -368,6 +370,7 @@ int duet_cuda_current_device(void)
 duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device)
 {
     h->dev = NULL;
+    h->dev_eps = NULL;
     if (device == DUET_HEAP_DEV_CURRENT) device = duet_cuda_current_device();
     int n = b->nranks;
     who_t mine = {.pid = (int32_t)getpid()}, *all = malloc(sizeof *all * (size_t)n);
@@ -396,7 +399,11 @@ duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *
 }
 
 /* ---- the heap layer's table (heap/duet_heap_dev.h) */
-static void ops_destroy(duet_heap_t *h) { duet_cuda_heap_destroy(duet_cuda_heap_of(h)); }
+static void ops_destroy(duet_heap_t *h)
+{
+    duet_cuda_heap_destroy(duet_cuda_heap_of(h)); /* waits for the device first */
+    duet_cuda_rma_eps_free(h);
+}
 static int ops_owns(const duet_heap_t *h, const void *p, size_t n)
 {
     return duet_cuda_rma_owns(duet_cuda_heap_of(h), p, n ? n : 1);

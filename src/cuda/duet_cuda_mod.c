@@ -5,6 +5,7 @@
 #include "core/duet_comm_mod.h"
 #include "cuda/duet_cuda_heap.h"
 #include "cuda/duet_cuda_proxy.h"
+#include "cuda/duet_cuda_state.h"
 
 static duet_status_t cuda_open(duet_comm_t c)
 {
@@ -26,6 +27,12 @@ static void cuda_stopping(duet_comm_t c)
     if (!c->parent) duet_cuda_proxy_stop(duet_cuda_heap_of(c->heap));
 }
 
+/* the kernels' remote calls the proxy took: settled before a host quiet returns */
+static duet_status_t cuda_quiet(duet_comm_t c)
+{
+    return c->heap->dev && duet_cuda_heap_of(c->heap)->proxy ? duet_cuda_proxy_quiet(c) : DUET_OK;
+}
+
 static void cuda_close(duet_comm_t c)
 {
     duet_cuda_comm_release(c->cuda);
@@ -34,4 +41,4 @@ static void cuda_close(duet_comm_t c)
 
 const duet_comm_mod_t duet_cuda_comm_mod = {
     .size = sizeof(duet_comm_mod_t), .name = "cuda", .open = cuda_open, .started = cuda_started,
-    .stopping = cuda_stopping, .close = cuda_close, .abort = duet_cuda_set_abort};
+    .stopping = cuda_stopping, .close = cuda_close, .abort = duet_cuda_set_abort, .quiet = cuda_quiet};

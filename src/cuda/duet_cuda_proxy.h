@@ -26,8 +26,8 @@ duet_status_t duet_cuda_proxy_start(duet_comm_t root);
 /* Stops and frees the proxy of g (after the communicator's closing barrier: no peer sends any
  * more). Idempotent; NULL is a no-op. */
 void duet_cuda_proxy_stop(struct duet_cuda_heap *g);
-/* duet_quiet's share (through duet_cuda_rma_quiet): waits until every device call that
- * kernels of this process posted to the proxy so far is complete at its target, so a host
+/* duet_quiet's share (through the CUDA module's quiet, core/duet_comm_mod.h): waits until
+ * every device call that kernels of this process posted to the proxy so far is complete at its target, so a host
  * barrier after a kernel also completes the kernel's remote operations. Only with a proxy. */
 duet_status_t duet_cuda_proxy_quiet(duet_comm_t c);
 #else

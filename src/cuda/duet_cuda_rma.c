@@ -1,5 +1,6 @@
 /*
- * Host one-sided calls on the GPU heap (src/rma routes here, see duet_cuda_rma.h) and the
+ * Host one-sided calls on the GPU heap — the transport of the heap's device part, whose
+ * endpoints src/rma uses as it uses the host heap's (see duet_cuda_rma.h) — and the
  * stream-ordered forms of duet_cuda.h (duet_put_on_stream ... duet_launch_collective).
  *
  * Where the work runs: one internal non-blocking stream per device and process, created at
@@ -126,98 +127,140 @@ static duet_status_t finish(rma_dev_t *s, cudaError_t err, int nbi, const char *
     return DUET_OK;
 }
 
-duet_status_t duet_cuda_rma_put(duet_comm_t c, void *sym, const void *src, size_t n, int pe, int nbi,
-                                const char *fn)
+/* ---------------------------------------------------------------- the GPU heap's transport
+ * src/tport's table over the GPU heap: the heap's device part has an endpoint per heap pe
+ * (h->dev_eps, made with the GPU heap: duet_cuda_rma_eps_make). ep->base is pe's part as
+ * mapped here (NULL: another host), ep->priv the GPU heap; offsets are from a part's start.
+ * Every operation runs on the device's internal stream, so they are ordered among themselves
+ * (fence has nothing to do); quiet completes them. */
+
+/* The stream and pe's address of `off`, or why not (an injected fault, an unmapped pe). */
+static duet_status_t ep_target(duet_tport_ep_t *ep, size_t off, const char *what, rma_dev_t **s, char **addr)
+{
+    duet_status_t st = dev_state(ep->priv, s, what);
+    if (st) return st;
+    int fault = atomic_load_explicit(&ep->fault, memory_order_relaxed);
+    if (DUET_UNLIKELY(fault))
+        return DUET_FAIL((duet_status_t)fault, RMA, "%s: the link to pe %d has failed (%s)", what, ep->pe,
+                         duet_status_str((duet_status_t)fault));
+    if (!ep->base)
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: pe %d's GPU memory is not mapped here (another host)",
+                         what, ep->pe);
+    *addr = ep->base + off;
+    return DUET_OK;
+}
+
+static duet_status_t put_(duet_tport_ep_t *ep, size_t off, const void *src, size_t n, int nbi)
 {
     rma_dev_t *s;
     char *dst;
-    duet_status_t st;
-    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
-    const duet_cu_t *cu = nbi == 2 && (n == 4 || n == 8) && ((uintptr_t)dst & (n - 1)) == 0 ? duet_cu() : NULL;
-    if (cu && cu->StreamWriteValue64) { /* p of a word: a stream memory operation, lighter than a kernel */
-        uint64_t v64 = 0;
-        uint32_t v32 = 0;
-        CUresult r = n == 8 ? (memcpy(&v64, src, 8), cu->StreamWriteValue64((CUstream)s->stream, (CUdeviceptr)dst, v64, 0))
-                            : (memcpy(&v32, src, 4), cu->StreamWriteValue32((CUstream)s->stream, (CUdeviceptr)dst, v32, 0));
-        if (r != CUDA_SUCCESS) return duet_cuda_fail_cu_(r, "%s on GPU memory: cuStreamWriteValue", fn);
-        return finish(s, cudaSuccess, 1, fn);
-    }
-    if (nbi == 2 && n <= DUET_CUDA_K_P_MAX) /* p: a host value, copied into the launch */
-        return finish(s, (cudaError_t)duet_cuda_k_p(dst, src, n, s->stream), 1, fn);
-    return finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi == 1, fn);
+    duet_status_t st = ep_target(ep, off, "a put", &s, &dst);
+    return st ? st : finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, "a put");
+}
+static duet_status_t gpu_put(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    return put_(ep, off, src, n, 0);
+}
+static duet_status_t gpu_put_nbi(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    return put_(ep, off, src, n, 1);
 }
 
-duet_status_t duet_cuda_rma_get(duet_comm_t c, void *dst, const void *sym, size_t n, int pe, int nbi,
-                                const char *fn)
+/* A p: the value travels in a stream memory operation (a word) or a launch's arguments, so
+ * the call returns at once and completes at quiet. */
+static duet_status_t gpu_put_value(duet_tport_ep_t *ep, size_t off, const void *value, size_t n)
+{
+    rma_dev_t *s;
+    char *dst;
+    duet_status_t st = ep_target(ep, off, "a p", &s, &dst);
+    if (st) return st;
+    const duet_cu_t *cu = (n == 4 || n == 8) && ((uintptr_t)dst & (n - 1)) == 0 ? duet_cu() : NULL;
+    if (cu && cu->StreamWriteValue64) { /* lighter than a kernel */
+        uint64_t v64 = 0;
+        uint32_t v32 = 0;
+        CUresult r = n == 8 ? (memcpy(&v64, value, 8), cu->StreamWriteValue64((CUstream)s->stream, (CUdeviceptr)dst, v64, 0))
+                            : (memcpy(&v32, value, 4), cu->StreamWriteValue32((CUstream)s->stream, (CUdeviceptr)dst, v32, 0));
+        if (r != CUDA_SUCCESS) return duet_cuda_fail_cu_(r, "a p on GPU memory: cuStreamWriteValue");
+        return finish(s, cudaSuccess, 1, "a p");
+    }
+    if (n <= DUET_CUDA_K_P_MAX) return finish(s, (cudaError_t)duet_cuda_k_p(dst, value, n, s->stream), 1, "a p");
+    return finish(s, cudaMemcpyAsync(dst, value, n, cudaMemcpyDefault, s->stream), 0, "a p");
+}
+
+static duet_status_t get_(duet_tport_ep_t *ep, void *dst, size_t off, size_t n, int nbi)
 {
     rma_dev_t *s;
     char *src;
-    duet_status_t st;
-    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &src))) return st;
-    return finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, fn);
+    duet_status_t st = ep_target(ep, off, "a get", &s, &src);
+    return st ? st : finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, "a get");
+}
+static duet_status_t gpu_get(duet_tport_ep_t *ep, void *dst, size_t off, size_t n) { return get_(ep, dst, off, n, 0); }
+static duet_status_t gpu_get_nbi(duet_tport_ep_t *ep, void *dst, size_t off, size_t n)
+{
+    return get_(ep, dst, off, n, 1);
 }
 
-duet_status_t duet_cuda_rma_strided(duet_comm_t c, int is_put, void *dst, const void *src, ptrdiff_t dst_stride,
-                                    ptrdiff_t src_stride, size_t nelems, size_t es, int pe, const char *fn)
+/* strided (strides in elements, >= 1: a 2D copy), blocking */
+static duet_status_t strided_(duet_tport_ep_t *ep, int is_put, void *local, size_t off, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
 {
-    rma_dev_t *s;
-    char *remote;
-    duet_status_t st;
+    const char *what = is_put ? "a strided put" : "a strided get";
     if (dst_stride < 1 || src_stride < 1)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: strides %td and %td on GPU memory: only strides >= 1",
-                         fn, dst_stride, src_stride);
-    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, is_put ? dst : src, pe, fn, &remote)))
-        return st;
-    cudaError_t err = cudaMemcpy2DAsync(is_put ? remote : dst, (size_t)dst_stride * es, is_put ? src : remote,
+                         what, dst_stride, src_stride);
+    rma_dev_t *s;
+    char *remote;
+    duet_status_t st = ep_target(ep, off, what, &s, &remote);
+    if (st) return st;
+    cudaError_t err = cudaMemcpy2DAsync(is_put ? remote : local, (size_t)dst_stride * es, is_put ? local : remote,
                                         (size_t)src_stride * es, es, nelems, cudaMemcpyDefault, s->stream);
-    return finish(s, err, 0, fn);
+    return finish(s, err, 0, what);
+}
+static duet_status_t gpu_iput(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es)
+{
+    return strided_(ep, 1, (void *)(uintptr_t)src, off, dst_stride, src_stride, nelems, es);
+}
+static duet_status_t gpu_iget(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                              size_t nelems, size_t es)
+{
+    return strided_(ep, 0, dst, off, dst_stride, src_stride, nelems, es);
 }
 
-duet_status_t duet_cuda_rma_amo(duet_comm_t c, int op, void *sym, size_t width, uint64_t operand, uint64_t cond,
-                                int pe, uint64_t *fetched, const char *fn)
+/* one-thread kernel; without a fetch it completes at quiet, like a put (a signal is one) */
+static duet_status_t gpu_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width, uint64_t operand,
+                             uint64_t cond, uint64_t *fetched)
 {
     rma_dev_t *s;
     char *dst;
-    duet_status_t st;
-    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sym, pe, fn, &dst))) return st;
-    if (!fetched) /* completes at quiet, like a put */
-        return finish(s, (cudaError_t)duet_cuda_k_amo(dst, (int)width, op, operand, cond, NULL, s->stream), 1,
-                      fn);
+    duet_status_t st = ep_target(ep, off, "an atomic", &s, &dst);
+    if (st) return st;
+    if (!fetched)
+        return finish(s, (cudaError_t)duet_cuda_k_amo(dst, (int)width, (int)op, operand, cond, NULL, s->stream), 1,
+                      "an atomic");
     pthread_mutex_lock(&s->lock); /* one fetch word per device */
-    cudaError_t err = (cudaError_t)duet_cuda_k_amo(dst, (int)width, op, operand, cond, s->fetch_dev, s->stream);
-    st = finish(s, err, 0, fn);
+    cudaError_t err = (cudaError_t)duet_cuda_k_amo(dst, (int)width, (int)op, operand, cond, s->fetch_dev, s->stream);
+    st = finish(s, err, 0, "an atomic");
     if (!st) *fetched = *(volatile uint64_t *)s->fetch_host;
     pthread_mutex_unlock(&s->lock);
     return st;
 }
 
-duet_status_t duet_cuda_rma_signal(duet_comm_t c, uint64_t *sig, uint64_t value, int sig_op, int pe, int nbi,
-                                   const char *fn)
+static duet_status_t gpu_fence(duet_tport_ep_t *ep)
 {
-    rma_dev_t *s;
-    char *dst;
-    duet_status_t st;
-    if ((st = dev_state(duet_cuda_heap_of(c->heap), &s, fn)) || (st = peer_addr(c, sig, pe, fn, &dst))) return st;
-    int op = sig_op == DUET_SIGNAL_ADD ? DUET_CUDA_K_ADD : DUET_CUDA_K_SET;
-    return finish(s, (cudaError_t)duet_cuda_k_amo(dst, 8, op, value, 0, NULL, s->stream), nbi, fn);
+    (void)ep;
+    return DUET_OK; /* one stream: already in order */
 }
 
-duet_status_t duet_cuda_rma_read(duet_comm_t c, void *host, const void *local, size_t n, const char *fn)
+/* The device's pending work (once for all endpoints: nothing to do when none is pending),
+ * and the first failure a stream-ordered wait or barrier recorded since the last quiet. */
+static duet_status_t gpu_quiet(duet_tport_ep_t *ep)
 {
-    rma_dev_t *s;
-    duet_status_t st = dev_state(duet_cuda_heap_of(c->heap), &s, fn);
-    if (st) return st;
-    return finish(s, cudaMemcpyAsync(host, local, n, cudaMemcpyDeviceToHost, s->stream), 0, fn);
-}
-
-duet_status_t duet_cuda_rma_quiet(duet_comm_t c)
-{
-    int device = duet_cuda_heap_of(c->heap)->device;
-    duet_status_t pst = duet_cuda_heap_of(c->heap)->proxy ? duet_cuda_proxy_quiet(c) : DUET_OK; /* kernels' remote calls */
+    int device = ((const duet_cuda_heap_t *)ep->priv)->device;
     rma_dev_t *s = device >= 0 && device < MAX_DEVICES ? atomic_load_explicit(&devs[device], memory_order_acquire)
                                                        : NULL;
-    if (!s) return pst; /* no GPU-side host call yet */
-    duet_status_t st = pst;
+    if (!s) return DUET_OK; /* no GPU-side host call yet */
+    duet_status_t st = DUET_OK;
     if (atomic_load_explicit(&s->pending, memory_order_acquire) &&
         atomic_exchange_explicit(&s->pending, 0, memory_order_acq_rel)) {
         cudaError_t err = cudaSetDevice(device);
@@ -231,6 +274,45 @@ duet_status_t duet_cuda_rma_quiet(duet_comm_t c)
                        duet_status_str((duet_status_t)e));
     }
     return st;
+}
+
+static void gpu_notify(duet_tport_ep_t *ep) { (void)ep; } /* host waiters on GPU words look by copies */
+static void *gpu_ptr(duet_tport_ep_t *ep, size_t off) { return ep->base ? ep->base + off : NULL; }
+static void gpu_inject_fault(duet_tport_ep_t *ep, duet_status_t status) { atomic_store(&ep->fault, (int)status); }
+
+static const duet_tport_ops_t gpu_tport_ops = {
+    .size = sizeof(duet_tport_ops_t),
+    .name = "cuda",
+    .put = gpu_put,
+    .get = gpu_get,
+    .put_nbi = gpu_put_nbi,
+    .get_nbi = gpu_get_nbi,
+    .put_value = gpu_put_value,
+    .iput = gpu_iput,
+    .iget = gpu_iget,
+    .amo = gpu_amo,
+    .fence = gpu_fence,
+    .quiet = gpu_quiet,
+    .notify = gpu_notify,
+    .ptr = gpu_ptr,
+    .inject_fault = gpu_inject_fault,
+};
+
+duet_status_t duet_cuda_rma_eps_make(duet_heap_t *h, duet_cuda_heap_t *g)
+{
+    duet_tport_ep_t *eps = calloc((size_t)h->npes, sizeof *eps);
+    if (!eps) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "GPU heap: out of host memory for its endpoints");
+    for (int pe = 0; pe < h->npes; pe++)
+        eps[pe] = (duet_tport_ep_t){.ops = &gpu_tport_ops, .pe = pe, .base = g->peer[pe], .seg_size = g->part_bytes,
+                                    .priv = g};
+    h->dev_eps = eps;
+    return DUET_OK;
+}
+
+void duet_cuda_rma_eps_free(duet_heap_t *h)
+{
+    free(h->dev_eps);
+    h->dev_eps = NULL;
 }
 
 /* ---------------------------------------------------------------- stream-ordered forms */

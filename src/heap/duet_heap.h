@@ -95,6 +95,8 @@ typedef struct duet_heap {
     uint64_t slots_used;  /* team sync slots in use by teams this rank belongs to */
     void *dev;            /* the device part beside it, or NULL (duet_heap_dev.h: a backend's) */
     const struct duet_heap_dev_ops *dev_ops; /* its backend's table, when dev is set */
+    duet_tport_ep_t *dev_eps; /* with dev: an endpoint per pe into its part of the device
+                               * heap, bound to the backend's transport; else NULL */
     struct duet_net *net; /* the UCP context, worker, registration (duet_tport_net.c), or NULL */
     int net_pes;          /* how many pes eps[] reaches by the net transport */
     _Atomic int deaths;   /* heap pes seen dead (src/core/duet_ft.c): one-sided calls look at

@@ -6,6 +6,7 @@
 duet_status_t duet_heap_dev_create(duet_heap_t *h, duet_boot_t *b, const char *tag, int device)
 {
     h->dev = NULL;
+    h->dev_eps = NULL;
     h->dev_ops = NULL;
     const duet_heap_dev_ops_t *ops = duet_heap_dev_builtin;
     if (!ops) return DUET_OK;

@@ -2,15 +2,19 @@
  * duet_rma.h — argument checks shared by the one-sided calls. Everything a call needs
  * (is the communicator live, is the PE in range and alive, does [addr, addr+bytes) lie inside the
  * symmetric heap) is checked here before any byte moves, so bad input gets
- * DUET_ERR_INVALID_ARG with a message, never a crash. An address outside the host heap but
- * in my part of the GPU heap is not an error: duet_rma_where says DUET_RMA_GPU and the call
- * goes to src/cuda/duet_cuda_rma.c (the host path still costs one range compare).
+ * DUET_ERR_INVALID_ARG with a message, never a crash.
+ *
+ * A symmetric address lies in one of two segments, each with an endpoint per peer in the one
+ * transport table (tport/duet_tport.h): the host heap (h->eps: shm or net, chosen per peer
+ * when the heap is made) or my part of the heap's device part (h->dev_eps: the device
+ * backend's transport, made with it). duet_rma_where finds the segment and the offset in it;
+ * the call then runs the endpoint's operation, whichever it is. The host heap costs the one
+ * range compare it always did: the device part is looked at only when that fails.
  */
 #ifndef DUET_RMA_H
 #define DUET_RMA_H
 
 #include "core/duet_comm.h"
-#include "cuda/duet_cuda_rma.h"
 #include "heap/duet_heap_dev.h"
 
 /* DUET_CHECK_BOUNDS=1 (duet_rma_bounds.c): [addr, addr+bytes), already known to lie in the
@@ -35,60 +39,57 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
     return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
 }
 
-/* Not a status (statuses are 0 or negative): the range lies in my part of the GPU heap, and
- * the call takes the GPU path (src/cuda/duet_cuda_rma.c). */
-#define DUET_RMA_GPU ((duet_status_t)1)
-
-/* duet_rma_offset, but a range of the GPU heap gives DUET_RMA_GPU instead of an error. The
- * host path pays the one range compare it always did: the GPU heap is looked at only when
- * that fails. */
-static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size_t bytes, const char *fn,
-                                           const char *what, size_t *off)
+/* Which segment [addr, addr + bytes) lies in, for heap pe hp: the host heap (*ep = &h->eps[hp],
+ * *off from the start of the segment) or my part of the device heap (*ep = &h->dev_eps[hp],
+ * *off from the start of the part); else DUET_ERR_INVALID_ARG naming `what`. */
+static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size_t bytes, int hp, const char *fn,
+                                           const char *what, duet_tport_ep_t **ep, size_t *off)
 {
-    const duet_heap_t *h = c->heap;
+    duet_heap_t *h = c->heap;
     uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
     uintptr_t hi = (uintptr_t)h->local_base + h->user_end;
     uintptr_t a = (uintptr_t)addr;
     if (DUET_LIKELY(a >= lo && a < hi && bytes <= hi - a)) {
+        *ep = &h->eps[hp];
         *off = a - (uintptr_t)h->local_base;
         return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
     }
-    if (duet_heap_dev_owns(h, addr, bytes ? bytes : 1)) return DUET_RMA_GPU;
+    if (duet_heap_dev_owns(h, addr, bytes ? bytes : 1)) {
+        *ep = &h->dev_eps[hp];
+        *off = h->dev_ops->offset(h, addr);
+        return DUET_OK;
+    }
     return duet_rma_offset(c, addr, bytes, fn, what, off); /* the error */
+}
+
+/* 1 when ep is a device part's endpoint (its words are not host memory: read them with get). */
+static inline int duet_rma_on_device(const duet_heap_t *h, const duet_tport_ep_t *ep)
+{
+    return h->dev_eps && ep >= h->dev_eps && ep < h->dev_eps + h->npes;
 }
 
 /* DUET_ERR_PEER_FAILED, "fn: PE 1 (world rank 2) died" (duet_rma_bounds.c: the rare paths) */
 duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn);
 
-static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn, duet_tport_ep_t **ep)
+/* The checks of a target pe: in range, and not known dead. */
+static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn)
 {
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
-    int hp = c->heap_pe[pe];
     if (DUET_UNLIKELY(atomic_load_explicit(&c->heap->deaths, memory_order_relaxed) != 0) && c->dead_pe &&
-        atomic_load_explicit(&c->dead_pe[hp], memory_order_relaxed))
+        atomic_load_explicit(&c->dead_pe[c->heap_pe[pe]], memory_order_relaxed))
         return duet_rma_pe_dead_(c, pe, fn);
-    *ep = &c->heap->eps[hp];
     return DUET_OK;
 }
 
-/* The checks of a remote access: comm, pe, and the symmetric target range. */
+/* The checks of a remote access: comm, pe, and the symmetric target range (either segment):
+ * the endpoint to pe of the segment it lies in, and the offset there. */
 static inline duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_t bytes, int pe,
                                             const char *fn, duet_tport_ep_t **ep, size_t *off)
 {
     duet_status_t st = duet_comm_check(c, fn);
-    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn, ep);
-    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_offset(c, addr, bytes, fn, "the remote address", off);
-    return st;
-}
-
-/* duet_rma_target, with duet_rma_where's DUET_RMA_GPU. */
-static inline duet_status_t duet_rma_target_where(duet_comm_t c, const void *addr, size_t bytes, int pe,
-                                                  const char *fn, duet_tport_ep_t **ep, size_t *off)
-{
-    duet_status_t st = duet_comm_check(c, fn);
-    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn, ep);
-    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_where(c, addr, bytes, fn, "the remote address", off);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn);
+    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_where(c, addr, bytes, c->heap_pe[pe], fn, "the remote address", ep, off);
     return st;
 }
 

@@ -7,12 +7,10 @@ static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t wid
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    duet_status_t st = duet_rma_target_where(c, dest, width, pe, fn, &ep, &off);
-    if (DUET_UNLIKELY(st) && st != DUET_RMA_GPU) return st;
+    duet_status_t st = duet_rma_target(c, dest, width, pe, fn, &ep, &off);
+    if (DUET_UNLIKELY(st)) return st;
     if (DUET_UNLIKELY((uintptr_t)dest % width))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %p is not aligned to %zu bytes", fn, dest, width);
-    if (DUET_UNLIKELY(st == DUET_RMA_GPU)) /* duet_amo_op_t and the kernel's ops share their order */
-        return duet_cuda_rma_amo(c, (int)op, dest, width, operand, cond, pe, fetched, fn);
     st = ep->ops->amo(ep, op, off, width, operand, cond, fetched);
     if (op != DUET_AMO_FETCH) ep->ops->notify(ep);
     return st;

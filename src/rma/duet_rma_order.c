@@ -13,15 +13,29 @@
  */
 #include <stdio.h>
 #include "rma/duet_rma.h"
+#include "core/duet_comm_mod.h"
 #include "heap/duet_heap_dev.h"
+
+/* Completes every endpoint of a segment (eps: npes of them; NULL: no such segment). */
+static duet_status_t quiet_eps(duet_tport_ep_t *eps, int npes, duet_status_t first)
+{
+    for (int pe = 0; eps && pe < npes; pe++) {
+        duet_status_t st = eps[pe].ops->quiet(&eps[pe]);
+        if (st && !first) first = st;
+    }
+    return first;
+}
 
 duet_status_t duet_rma_quiet_all(duet_comm_t c)
 {
     duet_heap_t *h = c->heap;
-    duet_status_t st = DUET_OK, first = DUET_OK;
-    for (int pe = 0; pe < h->npes; pe++)
-        if ((st = h->eps[pe].ops->quiet(&h->eps[pe])) && !first) first = st;
-    if (DUET_UNLIKELY(h->dev != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
+    duet_status_t first = quiet_eps(h->eps, h->npes, DUET_OK);
+    if (DUET_UNLIKELY(h->dev_eps != NULL)) {
+        first = quiet_eps(h->dev_eps, h->npes, first);
+        /* and what the device part's modules owe (the GPU proxy's device-posted operations) */
+        duet_status_t st = duet_comm_mods_quiet(c);
+        if (st && !first) first = st;
+    }
     return first;
 }
 
@@ -33,9 +47,12 @@ duet_status_t duet_fence(duet_comm_t c)
     duet_status_t first = DUET_OK;
     for (int pe = 0; pe < h->npes; pe++)
         if ((st = h->eps[pe].ops->fence(&h->eps[pe])) && !first) first = st;
-    /* GPU-heap operations are ordered among themselves by their stream, not against the
-     * host heap's: completing them orders both */
-    if (DUET_UNLIKELY(h->dev != NULL) && (st = duet_cuda_rma_quiet(c)) && !first) first = st;
+    /* the device heap's endpoints order their operations among themselves (one stream), not
+     * against the host heap's: completing them orders both */
+    if (DUET_UNLIKELY(h->dev_eps != NULL)) {
+        first = quiet_eps(h->dev_eps, h->npes, first);
+        if ((st = duet_comm_mods_quiet(c)) && !first) first = st;
+    }
     return first;
 }
 
@@ -94,10 +111,6 @@ void *duet_ptr(duet_comm_t c, const void *addr, int pe)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    if (!duet_comm_check(c, "duet_ptr") && duet_heap_dev_owns(c->heap, addr, 1)) {
-        if (duet_rma_pe(c, pe, "duet_ptr", &ep)) return NULL;
-        return c->heap->dev_ops->peer(c->heap, addr, c->heap_pe[pe]);
-    }
     if (duet_rma_target(c, addr, 1, pe, "duet_ptr", &ep, &off)) return NULL;
     return ep->ops->ptr(ep, off);
 }
@@ -106,7 +119,8 @@ int duet_addr_accessible(duet_comm_t c, const void *addr, int pe)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    duet_status_t st = duet_rma_target_where(c, addr, 1, pe, "duet_addr_accessible", &ep, &off);
-    if (st == DUET_RMA_GPU) return c->heap->dev_ops->peer(c->heap, addr, c->heap_pe[pe]) != NULL;
-    return st == DUET_OK;
+    if (duet_rma_target(c, addr, 1, pe, "duet_addr_accessible", &ep, &off)) return 0;
+    /* the host heap reaches every pe (by the net transport if need be); the device heap only
+     * the pes whose memory is mapped here */
+    return !duet_rma_on_device(c->heap, ep) || ep->ops->ptr(ep, off) != NULL;
 }

@@ -1,9 +1,9 @@
 /* put / get, blocking and nbi, contiguous and strided, bytes and typed. */
 #include "rma/duet_rma.h"
 
-/* Blocking and nbi forms take the transport's put / put_nbi (shm: the same memcpy; net: nbi
- * left pending until quiet, a blocking put waits for local completion). A target in the GPU
- * heap goes to src/cuda (nbi: 0 blocking, 1 nbi, 2 a p: src is a host value, blocking). */
+/* Blocking and nbi forms take the endpoint's put / put_nbi (shm: the same memcpy; net: nbi
+ * left pending until quiet, a blocking put waits for local completion; the device heap's:
+ * stream-ordered copies), a p its put_value (nbi 2: src is a host value). */
 static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
                                const char *fn)
 {
@@ -11,13 +11,11 @@ static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_
     size_t off = 0;
     duet_status_t st;
     if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target_where(c, dest, n, pe, fn, &ep, &off)) ||
-        (st = duet_rma_local(src, n, fn, "the source"))) {
-        if (st == DUET_RMA_GPU && !(st = duet_rma_local(src, n, fn, "the source")))
-            return duet_cuda_rma_put(c, dest, src, n, pe, nbi, fn);
+    if ((st = duet_rma_target(c, dest, n, pe, fn, &ep, &off)) || (st = duet_rma_local(src, n, fn, "the source")))
         return st;
-    }
-    st = nbi == 1 ? ep->ops->put_nbi(ep, off, src, n) : ep->ops->put(ep, off, src, n);
+    st = nbi == 1 ? ep->ops->put_nbi(ep, off, src, n)
+         : nbi  ? ep->ops->put_value(ep, off, src, n)
+                : ep->ops->put(ep, off, src, n);
     ep->ops->notify(ep);
     return st;
 }
@@ -29,12 +27,9 @@ static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_
     size_t off = 0;
     duet_status_t st;
     if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target_where(c, src, n, pe, fn, &ep, &off)) ||
-        (st = duet_rma_local(dest, n, fn, "the destination"))) {
-        if (st == DUET_RMA_GPU && !(st = duet_rma_local(dest, n, fn, "the destination")))
-            return duet_cuda_rma_get(c, dest, src, n, pe, nbi, fn);
+    if ((st = duet_rma_target(c, src, n, pe, fn, &ep, &off)) ||
+        (st = duet_rma_local(dest, n, fn, "the destination")))
         return st;
-    }
     return nbi ? ep->ops->get_nbi(ep, dest, off, n) : ep->ops->get(ep, dest, off, n);
 }
 
@@ -83,11 +78,8 @@ static duet_status_t strided(duet_comm_t c, int is_put, void *dest, const void *
     if ((st = strided_span(remote, rstride, nelems, es, fn, &rlo, &rbytes)) ||
         (st = strided_span(local, lstride, nelems, es, fn, &llo, &lbytes)) ||
         (st = duet_rma_local(local, lbytes, fn, is_put ? "the source" : "the destination")) ||
-        (st = duet_rma_target_where(c, rlo, rbytes, pe, fn, &ep, &off))) {
-        if (st == DUET_RMA_GPU)
-            return duet_cuda_rma_strided(c, is_put, dest, src, dst_stride, src_stride, nelems, es, pe, fn);
+        (st = duet_rma_target(c, rlo, rbytes, pe, fn, &ep, &off)))
         return st;
-    }
     off += (size_t)((const char *)remote - (const char *)rlo);
     if (!is_put) return ep->ops->iget(ep, dest, off, dst_stride, src_stride, nelems, es);
     st = ep->ops->iput(ep, off, src, dst_stride, src_stride, nelems, es);

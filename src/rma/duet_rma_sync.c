@@ -16,20 +16,26 @@ typedef struct {
     size_t included, satisfied, first;
 } scan_t;
 
-static duet_status_t check_ivars(duet_comm_t c, const void *ivars, size_t n, size_t es, int cmp,
-                                 const char *fn)
+/* Checks the arguments; *dev is the device heap's endpoint to me when ivars lie there (each
+ * look is then a copy, at *off), else NULL. */
+static duet_status_t check_ivars(duet_comm_t c, const void *ivars, size_t n, size_t es, int cmp, const char *fn,
+                                 duet_tport_ep_t **dev, size_t *off)
 {
-    size_t off, bytes;
+    size_t bytes;
+    duet_tport_ep_t *ep = NULL;
     duet_status_t st = duet_comm_check(c, fn);
+    *dev = NULL;
     if (st) return st;
     if (cmp < DUET_CMP_EQ || cmp > DUET_CMP_LE)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: comparison %d is not a DUET_CMP_* value", fn, cmp);
     if (n == 0) return DUET_OK;
-    if ((st = duet_rma_bytes(n, es, fn, &bytes)) || (st = duet_rma_where(c, ivars, bytes, fn, "ivars", &off)) < 0)
+    if ((st = duet_rma_bytes(n, es, fn, &bytes)) ||
+        (st = duet_rma_where(c, ivars, bytes, c->heap->my_pe, fn, "ivars", &ep, off)))
         return st;
     if ((uintptr_t)ivars % es)
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: ivars %p is not aligned to %zu bytes", fn, ivars, es);
-    return st; /* DUET_OK, or DUET_RMA_GPU */
+    if (duet_rma_on_device(c->heap, ep)) *dev = ep;
+    return DUET_OK;
 }
 
 static int waits_satisfied(int mode, const scan_t *s)
@@ -70,15 +76,17 @@ static int waits_satisfied(int mode, const scan_t *s)
                                   T value, const T *values, int mode, int wait, int *satisfied,   \
                                   size_t *index, size_t *indices, size_t *count, const char *fn)  \
     {                                                                                             \
-        duet_status_t st = check_ivars(c, ivars, n, sizeof(T), cmp, fn);                          \
-        if (st < 0) return st;                                                                    \
+        duet_tport_ep_t *dev;                                                                     \
+        size_t off = 0;                                                                           \
+        duet_status_t st = check_ivars(c, ivars, n, sizeof(T), cmp, fn, &dev, &off);              \
+        if (st) return st;                                                                        \
         T *look = ivars; /* GPU ivars: scanned in a host copy, fetched on every look */          \
-        if (st == DUET_RMA_GPU && !(look = malloc(n * sizeof(T))))                                \
+        if (dev && !(look = malloc(n * sizeof(T))))                                               \
             return duet_error_set(DUET_ERR_NO_MEMORY, "%s: out of host memory", fn);              \
         duet_waiter_t w;                                                                          \
         int started = 0;                                                                          \
         for (;;) {                                                                                \
-            if (look != ivars && (st = duet_cuda_rma_read(c, look, ivars, n * sizeof(T), fn)))    \
+            if (dev && (st = dev->ops->get(dev, look, off, n * sizeof(T))))                       \
                 break;                                                                            \
             scan_t s = scan_##N(look, n, status, cmp, value, values,                              \
                                 mode == MODE_SOME ? indices : NULL);                              \

@@ -2,11 +2,15 @@
  * duet_tport.h — transports: how bytes reach a peer's symmetric heap.
  *
  * A transport is a versioned table of operations (first field: its size). Each peer of a
- * heap gets an endpoint bound to the transport chosen for it (today: shm, direct load/store
- * into the peer's mapped segment; net: UCP, for peers that cannot map it, duet_tport_net.c). No slot is NULL:
- * what a transport cannot do points at a shared "unsupported" stub.
+ * heap gets an endpoint bound to the transport chosen for it, once, when the heap is made:
+ * shm (direct load/store into the peer's mapped segment) or net (UCP, for peers that cannot
+ * map it, duet_tport_net.c). A heap's device part has its own endpoint per peer (h->dev_eps),
+ * bound to its backend's transport (the CUDA backend's: stream-ordered copies and one-thread
+ * kernels into the peer's GPU part, src/cuda/duet_cuda_rma.c). No slot is NULL: what a
+ * transport cannot do points at a shared "unsupported" stub.
  *
- * Offsets are byte offsets inside the peer's segment; the RMA layer has checked bounds.
+ * Offsets are byte offsets inside the peer's segment (or device part); the RMA layer has
+ * checked bounds.
  */
 #ifndef DUET_TPORT_H
 #define DUET_TPORT_H
@@ -32,6 +36,8 @@ typedef struct duet_tport_ops {
     duet_status_t (*get)(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
     duet_status_t (*put_nbi)(duet_tport_ep_t *ep, size_t off, const void *src, size_t n);
     duet_status_t (*get_nbi)(duet_tport_ep_t *ep, void *dst, size_t off, size_t n);
+    /* a p: a put of a small value in host memory (n <= 64); returns at once, as put */
+    duet_status_t (*put_value)(duet_tport_ep_t *ep, size_t off, const void *value, size_t n);
     duet_status_t (*iput)(duet_tport_ep_t *ep, size_t off, const void *src, ptrdiff_t dst_stride,
                           ptrdiff_t src_stride, size_t nelems, size_t elem_size);
     duet_status_t (*iget)(duet_tport_ep_t *ep, void *dst, size_t off, ptrdiff_t dst_stride,
@@ -56,11 +62,13 @@ typedef struct duet_tport_ops {
 struct duet_tport_ep {
     const duet_tport_ops_t *ops;
     int pe;              /* the peer, as a heap (root communicator) rank */
-    char *base;          /* shm: the peer's segment mapped here           */
+    char *base;          /* shm: the peer's segment mapped here; a device part's: the
+                          * peer's part mapped here (NULL: not mapped)    */
     size_t seg_size;
     duet_doorbell_t *doorbell; /* the peer's doorbell                     */
     _Atomic int fault;   /* injected failure status, 0 when healthy        */
-    void *priv;          /* net: the UCP endpoint, rkey and remote base (duet_tport_net.c) */
+    void *priv;          /* net: the UCP endpoint, rkey and remote base (duet_tport_net.c);
+                          * a device part's: its backend's heap state      */
 };
 
 extern const duet_tport_ops_t duet_tport_shm_ops;

@@ -314,6 +314,7 @@ const duet_tport_ops_t duet_tport_net_ops = {
     .get = net_get,
     .put_nbi = net_put_nbi,
     .get_nbi = net_get_nbi,
+    .put_value = net_put,
     .iput = net_iput,
     .iget = net_iget,
     .amo = net_amo,
