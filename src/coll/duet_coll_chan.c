@@ -7,11 +7,15 @@
 #include "coll/duet_coll_sig.h"
 #include "tport/duet_tport.h"
 
+/* The endpoint of a comm rank (a net peer's: its segment takes the transport's puts). */
+static duet_tport_ep_t *peer_ep(duet_comm_t c, int rank) { return &c->heap->eps[c->heap_pe[rank]]; }
+
+/* Where rank's block lies in my mapping, as its endpoint maps it: the transport's own fast
+ * path, asked once at set-up (NULL: a net peer, written by the transport's puts). */
 static char *block_of(duet_comm_t c, int rank, size_t block_off)
 {
-    duet_heap_t *h = c->heap;
-    char *base = h->peer_base[c->heap_pe[rank]];
-    return base ? base + h->user_end + block_off : NULL; /* NULL: a net peer (written by puts) */
+    duet_tport_ep_t *ep = peer_ep(c, rank);
+    return ep->ops->ptr(ep, c->heap->user_end + block_off);
 }
 
 static duet_chan_line_t *acked_line(duet_coll_chan_t *ch, char *block, int peer)
@@ -31,9 +35,6 @@ static char *inbox_slot(duet_coll_chan_t *ch, char *block, int nranks, int from,
 {
     return block + inbox_slot_off(ch, nranks, from, m);
 }
-
-/* The endpoint of a comm rank (a net peer's: its segment takes the transport's puts). */
-static duet_tport_ep_t *peer_ep(duet_comm_t c, int rank) { return &c->heap->eps[c->heap_pe[rank]]; }
 
 typedef struct {
     uint64_t block_off, chunk;
@@ -205,7 +206,7 @@ int duet_coll_chan_try_send(duet_comm_t c, duet_coll_chan_t *ch, int peer, const
     slot->hash = hash;
     atomic_store_explicit(&slot->seq, duet_chan_seq(call, m), memory_order_release);
     ch->sent[peer] = m;
-    duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
+    duet_doorbell_ring(peer_ep(c, peer)->doorbell);
     return 1;
 }
 
@@ -245,7 +246,8 @@ const void *duet_coll_chan_peek(duet_comm_t c, duet_coll_chan_t *ch, int peer, s
     if (slot->len & DUET_CHAN_BYREF) {
         uint64_t off;
         memcpy(&off, slot->data, sizeof off);
-        return c->heap->peer_base[c->heap_pe[peer]] + off;
+        duet_tport_ep_t *ep = peer_ep(c, peer);
+        return ep->ops->ptr(ep, off);
     }
     return len <= DUET_CHAN_INLINE ? (const void *)slot->data : (const void *)(slot + 1);
 }
@@ -262,6 +264,6 @@ duet_status_t duet_coll_chan_release(duet_comm_t c, duet_coll_chan_t *ch, int pe
     }
     duet_chan_line_t *acked = acked_line(ch, ch->peer_block[peer], c->rank);
     atomic_store_explicit(&acked->value, m, memory_order_release);
-    duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[peer]])->doorbell);
+    duet_doorbell_ring(peer_ep(c, peer)->doorbell);
     return DUET_OK;
 }

@@ -80,7 +80,7 @@ duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, vo
     }
     for (int i = 1; i < n; i++) {
         int p = (c->rank + i) % n;
-        if (ch->peer_block[p]) duet_doorbell_ring(&duet_heap_ctrl(c->heap->peer_base[c->heap_pe[p]])->doorbell);
+        if (ch->peer_block[p]) duet_doorbell_ring(c->heap->eps[c->heap_pe[p]].doorbell);
     }
     /* published after my lines are out: a line a waiting peer has read costs its next store a
      * miss, which must not hold back the stores of my input behind it */

@@ -300,6 +300,8 @@ static const duet_tport_ops_t gpu_tport_ops = {
 
 duet_status_t duet_cuda_rma_eps_make(duet_heap_t *h, duet_cuda_heap_t *g)
 {
+    duet_status_t st = duet_tport_usable(&gpu_tport_ops);
+    if (st) return st;
     duet_tport_ep_t *eps = calloc((size_t)h->npes, sizeof *eps);
     if (!eps) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "GPU heap: out of host memory for its endpoints");
     for (int pe = 0; pe < h->npes; pe++)

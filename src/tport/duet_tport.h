@@ -71,6 +71,16 @@ struct duet_tport_ep {
                           * a device part's: its backend's heap state      */
 };
 
+/* Whether a table can be bound: it must have this build's size (its author compiled against
+ * this header); DUET_ERR_INTERNAL, naming it, otherwise. A backend's table is checked when
+ * its endpoints are made. */
+static inline duet_status_t duet_tport_usable(const duet_tport_ops_t *ops)
+{
+    if (DUET_LIKELY(ops->size == sizeof *ops)) return DUET_OK;
+    return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "transport %s: its table has %zu bytes, not %zu", ops->name, ops->size,
+                     sizeof *ops);
+}
+
 extern const duet_tport_ops_t duet_tport_shm_ops;
 /* shm for data, atomics through the net transport's UCP agent: mapped peers and myself in a
  * heap that has net peers (docs/NETWORK.md 4.8; bound by duet_tport_net_create only) */
