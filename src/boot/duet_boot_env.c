@@ -222,8 +222,13 @@ static duet_status_t rdv_file_read(char *host_port, size_t len, double timeout_s
     char path[512];
     duet_status_t st = rdv_file_path(path, sizeof path);
     if (st) return st;
-    uint64_t deadline = duet_time_ns() + (uint64_t)(timeout_s * 1e9);
     double born = my_start_realtime();
+    /* the one wait loop, on a doorbell nobody rings: it looks again after each short sleep,
+     * and the hang report sees the wait */
+    duet_doorbell_t bell = {0};
+    duet_wait_ctx_t ctx = {.doorbell = &bell, .timeout_s = timeout_s};
+    duet_waiter_t w;
+    duet_waiter_init(&w, &ctx, "%s", "bootstrap: rank 0's rendezvous file", 0, 0, 0);
     for (;;) {
         int pid = 0;
         double mtime = 0;
@@ -234,11 +239,11 @@ static duet_status_t rdv_file_read(char *host_port, size_t len, double timeout_s
         if (st == DUET_OK && mtime >= born - 0.5)
             return DUET_FAIL(DUET_ERR_PEER_FAILED, BOOT, "bootstrap: rank 0 (pid %d) published the rendezvous %s and "
                              "died before the others could join", pid, path);
-        if (duet_time_ns() > deadline)
+        if ((st = duet_waiter_turn(&w)) == DUET_ERR_TIMEOUT)
             return DUET_FAIL(DUET_ERR_TIMEOUT, BOOT,
                              "bootstrap: rank 0 did not publish %s in time; across hosts, set "
                              "DUET_BOOT_ADDR=host:port (or MASTER_ADDR/MASTER_PORT)", path);
-        poll(NULL, 0, 5); /* rank 0 is starting: the file appears once */
+        if (st) return st;
     }
 }
 
