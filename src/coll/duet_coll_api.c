@@ -127,10 +127,11 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched, &o->plan);
         o->lane = st == DUET_OK && o->may_lane && o->kind == DUET_COLL_ALLREDUCE && o->count > 0 &&
                   duet_coll_lane_fits(o->count, o->dt) && algo->build == duet_coll_oneshot_allreduce;
-        if (o->lane) /* remembered for the fast path (duet_allreduce) */
-            c->lane_hit = (typeof(c->lane_hit)){o->count, (int)o->dt, send == recv, 1, c->tune_epoch};
-        else if (o->kind == DUET_COLL_ALLREDUCE)
-            c->lane_hit.valid = 0;
+        duet_coll_repeat_t *r = st == DUET_OK ? duet_coll_tune_repeat(c) : NULL;
+        if (r && o->lane) /* remembered for the fast path (duet_allreduce) */
+            r->lane = (duet_coll_lane_hit_t){o->count, (int)o->dt, send == recv, 1};
+        else if (r && o->kind == DUET_COLL_ALLREDUCE)
+            r->lane.valid = 0;
         if (o->lane) return DUET_OK;
     }
     if (st == DUET_OK && wide) {
@@ -162,13 +163,21 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
 }
 
 /* After the schedule ran: the average's division, rounding back to fp16/bf16. */
+/* After a call ran, on either path: AVG divides the result, an fp32 copy is rounded into the
+ * receive buffer (count: the elements the call wrote, 0 when it wrote none). */
+static void finish_result(duet_op_t op, duet_datatype_t dt, void *recvbuf, float *wide, size_t count, int nranks)
+{
+    if (!count) return;
+    if (op == DUET_AVG) {
+        if (wide) duet_reduce_finish_avg_f32(wide, count, nranks);
+        else duet_reduce_finish_avg(dt, recvbuf, count, nranks);
+    }
+    if (wide) duet_f32_to_dtype(dt, recvbuf, wide, count);
+}
+
 static void op_finish(duet_coll_op_t *o)
 {
-    if (o->writes_recv && o->recv_count && o->op == DUET_AVG) {
-        if (o->wide_recv) duet_reduce_finish_avg_f32(o->wide_recv, o->recv_count, o->comm->size);
-        else duet_reduce_finish_avg(o->dt, o->recvbuf, o->recv_count, o->comm->size);
-    }
-    if (o->wide_recv && o->writes_recv && o->recv_count) duet_f32_to_dtype(o->dt, o->recvbuf, o->wide_recv, o->recv_count);
+    finish_result(o->op, o->dt, o->recvbuf, o->wide_recv, o->writes_recv ? o->recv_count : 0, o->comm->size);
 }
 
 static void op_release(duet_coll_op_t *o)
@@ -259,7 +268,8 @@ static void remember(const duet_coll_op_t *o)
     }
     *g = (duet_coll_again_t){1, o->kind, o->dt, o->op, o->root, !o->call.stable[DUET_BUF_SEND],
                              needs_send(o->kind, c->rank, o->root), needs_recv(o->kind, c->rank, o->root),
-                             o->count, o->count * o->call.elem, o->recv_count, o->plan, o->call};
+                             o->count, o->count * o->call.elem, o->writes_recv ? o->recv_count : 0, o->plan,
+                             o->call};
 }
 
 static int again_fits(duet_comm_t c, duet_coll_kind_t kind, const void *sendbuf, const void *recvbuf, size_t count,
@@ -286,8 +296,7 @@ static duet_status_t run_again(duet_comm_t c, const void *sendbuf, void *recvbuf
     call.sig.first = call.call_no;
     duet_status_t st = duet_coll_execute(c, g->plan, &call, 1, fn);
     if (st) return failed(c, st, fn);
-    if (g->op == DUET_AVG && g->needs_recv && g->recv_count)
-        duet_reduce_finish_avg(g->dt, recvbuf, g->recv_count, c->size);
+    finish_result(g->op, g->dt, recvbuf, NULL, g->recv_count, c->size); /* never an fp32 copy here */
     return duet_error_ok(DUET_OK);
 }
 
@@ -369,10 +378,12 @@ static duet_status_t collective(duet_comm_t c, duet_coll_kind_t kind, const void
 static int lane_again(duet_comm_t c, const void *sendbuf, void *recvbuf, size_t count, duet_datatype_t dt,
                       duet_op_t op, duet_stream_t stream)
 {
-    return duet_comm_is_live(c) && c->magic == DUET_COMM_MAGIC && c->lane_hit.valid && c->lane_hit.count == count &&
+    if (!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC) return 0;
+    const duet_coll_repeat_t *r = duet_coll_tune_repeat(c);
+    return r && r->lane.valid && r->lane.count == count &&
            !atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed) &&
-           c->lane_hit.dt == (int)dt && c->lane_hit.in_place == (sendbuf == recvbuf) &&
-           c->lane_hit.epoch == c->tune_epoch && sendbuf && recvbuf && !stream && (unsigned)op < DUET_OP_COUNT &&
+           r->lane.dt == (int)dt && r->lane.in_place == (sendbuf == recvbuf) &&
+           sendbuf && recvbuf && !stream && (unsigned)op < DUET_OP_COUNT &&
            duet_coll_group_depth() == 0 && !duet_log_enabled(DUET_LOG_INFO, DUET_SUBSYS_TUNE) &&
            (!c->async_failure || c->async_failure(c, "duet_allreduce") == DUET_OK);
 }

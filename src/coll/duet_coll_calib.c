@@ -295,8 +295,7 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
         log_model(&m, nhosts, want);
         c->model = m;
         c->model_ready = 1;
-        if (c->tune) duet_coll_tune_free(c); /* decisions made with the old numbers */
-        c->tune_epoch++;                      /* ... the lane's remembered one too */
+        if (c->tune) duet_coll_tune_free(c); /* decisions made with the old numbers, the lane's too */
         *out = m;
     }
     return st;

@@ -84,7 +84,7 @@ void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len)
 #define TUNE_CACHE 64
 #define CACHED_STEPS_MAX 4096 /* schedules up to this size are kept for reuse */
 struct duet_coll_tune_cache {
-    duet_coll_again_t again; /* first: duet_coll_tune_again */
+    duet_coll_repeat_t repeat; /* first: duet_coll_tune_repeat */
     struct {
         uint64_t key1, key2;
         int algo;           /* index in duet_coll_algos, -1: empty */
@@ -93,7 +93,7 @@ struct duet_coll_tune_cache {
     } e[TUNE_CACHE];
 };
 
-_Static_assert(offsetof(struct duet_coll_tune_cache, again) == 0, "duet_coll_tune_again reads the first member");
+_Static_assert(offsetof(struct duet_coll_tune_cache, repeat) == 0, "duet_coll_tune_repeat reads the first member");
 
 void duet_coll_tune_free(duet_comm_t c)
 {
@@ -191,7 +191,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         return st;
     }
     if (c->tune) { /* remember the decision, and a small schedule itself (the cache owns it) */
-        c->tune->again.valid = 0; /* it may name the schedule freed here */
+        c->tune->repeat.again.valid = 0; /* it may name the schedule freed here */
         duet_sched_free(&c->tune->e[slot].sched);
         c->tune->e[slot].key1 = key1;
         c->tune->e[slot].key2 = key2;

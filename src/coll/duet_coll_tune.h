@@ -62,16 +62,36 @@ typedef struct {
     int root, in_place;  /* in place by the collective's convention (duet.h) */
     int needs_send, needs_recv; /* the buffers this rank must be given (when count > 0) */
     size_t count, block; /* block: bytes of one rank's block (in place is judged by it) */
-    size_t recv_count;   /* elements the call writes (the average divides them) */
+    size_t recv_count;   /* elements the call writes, 0 when none (the average divides them) */
     const duet_sched_t *plan;  /* the tuner's cached schedule */
     duet_coll_call_t call;     /* the call as prepared; buffers and number are set per call */
 } duet_coll_again_t;
 
-/* c's repeat-path record (the first member of the tuner's cache), or NULL before the tuner's
- * first decision on c. */
+/* The last allreduce shape the tuner gave to the latency lane on a communicator (the lane's
+ * fast path, duet_coll_api.c's lane_again). The lane's choice follows from the shape and the
+ * model alone, so it stays valid while the cache's other entries change, until the tuner
+ * forgets its decisions (duet_coll_tune_free, as a new model does). */
+typedef struct {
+    size_t count;
+    int dt, in_place, valid;
+} duet_coll_lane_hit_t;
+
+/* A communicator's repeat records, one record in coll: the first member of the tuner's cache. */
+typedef struct {
+    duet_coll_again_t again; /* the repeat path's */
+    duet_coll_lane_hit_t lane; /* the lane's */
+} duet_coll_repeat_t;
+
+/* c's repeat records, or NULL before the tuner's first decision on c. */
+static inline duet_coll_repeat_t *duet_coll_tune_repeat(duet_comm_t c)
+{
+    return (duet_coll_repeat_t *)(void *)c->tune;
+}
+/* c's repeat-path record, or NULL before the tuner's first decision on c. */
 static inline duet_coll_again_t *duet_coll_tune_again(duet_comm_t c)
 {
-    return (duet_coll_again_t *)(void *)c->tune;
+    duet_coll_repeat_t *r = duet_coll_tune_repeat(c);
+    return r ? &r->again : NULL;
 }
 
 /* The algorithm for this call: the one DUET_ALGO forces (an error if it cannot run this

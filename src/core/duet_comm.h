@@ -45,12 +45,6 @@ struct duet_comm {
                                   * themselves, whatever collectives run beside them */
     uint64_t coll_calls;   /* collectives started on this communicator */
     struct duet_coll_tune_cache *tune; /* the tuner's decisions so far */
-    uint64_t tune_epoch;   /* bumped whenever those decisions are forgotten */
-    struct {               /* the last allreduce shape the tuner gave to the lane */
-        size_t count;
-        int dt, in_place, valid;
-        uint64_t epoch;
-    } lane_hit;
     duet_coll_model_t model; /* the tuner's alpha and beta, once model_ready */
     int model_ready;
     int *host_of;          /* root communicator: each rank's host (shm-reachable sets, by first rank) */
