@@ -87,6 +87,10 @@ duet_status_t duet_boot_id_create(duet_unique_id_t *id);
 duet_status_t duet_boot_id_create_secret(duet_unique_id_t *id, const uint8_t secret[DUET_SECRET_BYTES],
                                          duet_boot_scope_t scope);
 
+/* Closes the listener of an id this process made and will not join (a group whose set-up
+ * failed before its root joined); an id without one here is left alone. */
+void duet_boot_id_forget(const duet_unique_id_t *id);
+
 /* Builds an id around an existing listener and secret (duetrun hands rank 0 both), or,
  * with listen_fd < 0, only names the root (other ranks). */
 duet_status_t duet_boot_id_from(duet_unique_id_t *id, const char *host_port,

@@ -95,6 +95,12 @@ static int registry_take(const uint8_t *secret)
     return fd;
 }
 
+void duet_boot_id_forget(const duet_unique_id_t *uid)
+{
+    int fd = registry_take(((const duet_boot_id_t *)(const void *)uid)->secret);
+    if (fd >= 0) close(fd);
+}
+
 void duet_hex_encode(const uint8_t *in, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";

@@ -93,6 +93,7 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
         else my_id.status = DUET_ERR_NO_MEMORY;
         free(ranks);
     }
+    int listening = my_index == 0 && my_id.status == DUET_OK && st == DUET_OK; /* until the join takes it */
     if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &my_id, ids, sizeof my_id);
     if (st != DUET_OK || color == DUET_COLOR_UNDEFINED) goto out;
     const split_id_t *leader = &ids[members[0].parent_rank];
@@ -116,6 +117,7 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     duet_boot_id_rebuild(&id, &leader->addr, secret);
     memset(secret, 0, sizeof secret);
     st = duet_boot_join(&boot, &id, my_index, count, duet_cfg()->bootstrap_timeout);
+    listening = 0; /* the join took the listener (and closes it on failure) */
     if (st != DUET_OK) goto out;
     /* my flags and fault-tolerance words of the slot start from zero before any member may
      * use them */
@@ -130,6 +132,7 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     heap_pe = NULL; /* owned by the communicator (or freed on failure) */
     if (st != DUET_OK) parent->heap->slots_used &= ~(1ull << slot);
 out:
+    if (listening) duet_boot_id_forget(&id); /* the group failed before its root joined */
     free(all);
     free(ids);
     free(members);
@@ -177,6 +180,7 @@ duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int 
         st = DUET_FAIL((duet_status_t)ids[members[0]].status, INIT, "%s: the group's first member (rank %d) could "
                        "not make its id (%s)", fn, members[0], duet_status_str((duet_status_t)ids[members[0]].status));
     if (st == DUET_OK && nmembers && me > 0) duet_boot_id_rebuild(id, &ids[members[0]].addr, secret);
+    if (st != DUET_OK && me == 0 && mine.status == DUET_OK) duet_boot_id_forget(id); /* nobody will join it */
     memset(secret, 0, sizeof secret);
     free(ids);
     return st;
