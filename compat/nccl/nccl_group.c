@@ -1,13 +1,18 @@
 /*
  * ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd.
  *
- * Per thread: a nesting depth and two queues, one of communicator inits and one of calls.
- * The outermost ncclGroupEnd runs the inits first, each on a thread of its own when there
- * are several (an init returns only when all its ranks have joined, and NCCL lets one thread
- * initialise several ranks in a group), then the calls, split by communicator, keeping their
- * order: one communicator's calls run in this thread; the calls of several communicators run
- * on a thread per communicator (the ranks of an ncclCommInitAll clique driven from one thread
- * must progress together). The first error is returned; everything queued is released.
+ * They are Duet's groups: ncclGroupStart opens one (duet_group_start), a call or an init inside
+ * it waits in Duet's one group queue as this layer's entry (duet_ext_group_add, duet_ext.h),
+ * and the outermost ncclGroupEnd closes it (duet_group_end), which hands this layer its
+ * entries, in call order (run_entries below), before Duet's own calls of the group. This
+ * layer runs the inits first, each on a thread of its own when there are several (an init
+ * returns only when all its ranks have joined, and NCCL lets one thread initialise several
+ * ranks in a group), then the calls, split by communicator, keeping their order: one
+ * communicator's calls run in this thread; the calls of several communicators run on a thread
+ * per communicator (the ranks of an ncclCommInitAll clique driven from one thread must
+ * progress together). The first error is returned; everything queued is released. A Duet
+ * call made inside an NCCL group is part of it; ncclCommSplit and ncclCommShrink run at once
+ * (nccl_split.c sets the group aside for their own exchange).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,38 +21,40 @@
 #include "nccl_compat.h"
 #include "duet/duet_ext.h"
 
-static _Thread_local int depth;
-static _Thread_local nccl_call_t *calls;
-static _Thread_local int ncalls, calls_cap;
-static _Thread_local nccl_init_call_t *inits;
-static _Thread_local int ninits, inits_cap;
+/* One entry of this layer in Duet's group queue. */
+typedef struct {
+    int is_init;
+    union {
+        nccl_call_t call;
+        nccl_init_call_t init;
+    } u;
+} entry_t;
 
-int nccl_group_depth(void) { return depth; }
+static const duet_ext_group_layer_t nccl_layer;
 
-static int grow(void **arr, int *cap, int n, size_t elem)
+/* The result of this thread's last run of the layer's entries (ncclGroupEnd returns it). */
+static _Thread_local ncclResult_t last_run = ncclSuccess;
+
+int nccl_group_depth(void) { return duet_ext_group_depth(); }
+
+static ncclResult_t add(const entry_t *e, const char *fn)
 {
-    if (n < *cap) return 0;
-    int c = *cap ? 2 * *cap : 16;
-    void *a = realloc(*arr, elem * (size_t)c);
-    if (!a) return -1;
-    *arr = a, *cap = c;
-    return 0;
+    duet_status_t st = duet_ext_group_add(&nccl_layer, e, sizeof *e);
+    if (st == DUET_ERR_NO_MEMORY)
+        return nccl_fail(ncclSystemError, "%s: out of host memory queuing the call in a group", fn);
+    return st ? nccl_fail(ncclInternalError, "%s: %s", fn, duet_last_error()) : ncclSuccess;
 }
 
 ncclResult_t nccl_group_add_call(const nccl_call_t *call)
 {
-    if (grow((void **)&calls, &calls_cap, ncalls, sizeof *calls))
-        return nccl_fail(ncclSystemError, "%s: out of host memory queuing the call in a group", call->fn);
-    calls[ncalls++] = *call;
-    return ncclSuccess;
+    entry_t e = {.is_init = 0, .u.call = *call};
+    return add(&e, call->fn);
 }
 
 ncclResult_t nccl_group_add_init(const nccl_init_call_t *init)
 {
-    if (grow((void **)&inits, &inits_cap, ninits, sizeof *inits))
-        return nccl_fail(ncclSystemError, "ncclCommInitRank: out of host memory queuing the init in a group");
-    inits[ninits++] = *init;
-    return ncclSuccess;
+    entry_t e = {.is_init = 1, .u.init = *init};
+    return add(&e, "ncclCommInitRank");
 }
 
 /* A unit of work for a thread: one init, or one communicator's calls. */
@@ -104,7 +111,7 @@ static ncclResult_t run_works(work_t *works, int n)
 }
 
 /* ---- cliques ---------------------------------------------------------------------------- */
-static void make_clique(void)
+static void make_clique(const nccl_init_call_t *inits, int ninits)
 {
     struct nccl_clique *q = calloc(1, sizeof *q + sizeof(struct ncclComm *) * (size_t)ninits);
     if (!q) return; /* then each rank is destroyed on its own, as a program with a thread per rank does */
@@ -149,15 +156,8 @@ ncclResult_t nccl_clique_free(struct ncclComm *comm, const char *fn)
     return r;
 }
 
-static void release_queues(void)
-{
-    for (int i = 0; i < ncalls; i++) nccl_call_free_temp(&calls[i]);
-    free(calls), free(inits);
-    calls = NULL, inits = NULL;
-    ncalls = calls_cap = ninits = inits_cap = 0;
-}
-
-static ncclResult_t run_group(void)
+/* The group's inits, then its calls by communicator (see the top). */
+static ncclResult_t run_group(const nccl_init_call_t *inits, int ninits, nccl_call_t *calls, int ncalls)
 {
     ncclResult_t r = ncclSuccess;
     work_t *works = calloc((size_t)(ninits + ncalls + 1), sizeof *works);
@@ -165,7 +165,7 @@ static ncclResult_t run_group(void)
     if (ninits) {
         for (int i = 0; i < ninits; i++) works[i].init = &inits[i];
         r = run_works(works, ninits);
-        if (r == ncclSuccess && ninits > 1) make_clique();
+        if (r == ncclSuccess && ninits > 1) make_clique(inits, ninits);
     }
     if (r == ncclSuccess && ncalls > 0) {
         /* stable partition by communicator, in the order communicators first appear */
@@ -180,12 +180,7 @@ static ncclResult_t run_group(void)
             works[nw].n = (int)(sorted + k - works[nw].calls);
             nw++;
         }
-        if (r == ncclSuccess) {
-            memcpy(calls, sorted, sizeof *calls * (size_t)ncalls); /* temps are freed through calls */
-            for (int i = 0; i < nw; i++) works[i].calls = calls + (works[i].calls - sorted);
-            r = run_works(works, nw);
-            for (int i = 0; i < ncalls; i++) calls[i].temp = NULL; /* nccl_calls_run freed them */
-        }
+        if (r == ncclSuccess) r = run_works(works, nw); /* nccl_calls_run frees each call's temp */
         free(sorted);
         free(taken);
     }
@@ -193,29 +188,53 @@ static ncclResult_t run_group(void)
     return r;
 }
 
+/* This layer's entries of a closing Duet group (duet_ext_group_layer_t.run), in call order. */
+static duet_status_t run_entries(void *const *payloads, int n)
+{
+    nccl_init_call_t *inits = malloc(sizeof *inits * (size_t)n);
+    nccl_call_t *calls = malloc(sizeof *calls * (size_t)n);
+    int ninits = 0, ncalls = 0;
+    if (!inits || !calls) {
+        last_run = nccl_fail(ncclSystemError, "ncclGroupEnd: out of host memory");
+    } else {
+        for (int i = 0; i < n; i++) {
+            const entry_t *e = payloads[i];
+            if (e->is_init) inits[ninits++] = e->u.init;
+            else calls[ncalls++] = e->u.call;
+        }
+        last_run = run_group(inits, ninits, calls, ncalls);
+    }
+    free(inits);
+    free(calls);
+    return last_run == ncclSuccess ? DUET_OK : duet_last_status() ? duet_last_status() : DUET_ERR_INVALID_ARG;
+}
+
+static const duet_ext_group_layer_t nccl_layer = {sizeof(duet_ext_group_layer_t), "ncclGroupEnd", run_entries};
+
 NCCL_API ncclResult_t pncclGroupStart(void)
 {
-    depth++;
+    (void)duet_group_start();
     return ncclSuccess;
 }
 NCCL_ALIAS(ncclGroupStart)
 
 NCCL_API ncclResult_t pncclGroupEnd(void)
 {
-    if (depth == 0) return nccl_fail(ncclInvalidUsage, "ncclGroupEnd: no group is open (ncclGroupStart first)");
-    if (--depth > 0) return ncclSuccess;
-    ncclResult_t r = run_group();
-    release_queues();
-    return r;
+    if (duet_ext_group_depth() == 0)
+        return nccl_fail(ncclInvalidUsage, "ncclGroupEnd: no group is open (ncclGroupStart first)");
+    last_run = ncclSuccess;
+    duet_status_t st = duet_group_end(); /* runs this layer's entries (last_run), then Duet's own */
+    if (last_run != ncclSuccess) return last_run;
+    return st ? nccl_fail(nccl_from_duet(st), "ncclGroupEnd: %s", duet_last_error()) : ncclSuccess;
 }
 NCCL_ALIAS(ncclGroupEnd)
 
 NCCL_API ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
 {
     (void)simInfo;
-    if (depth == 0)
+    if (duet_ext_group_depth() == 0)
         return nccl_fail(ncclInvalidUsage, "ncclGroupSimulateEnd: no group is open (ncclGroupStart first)");
-    if (--depth == 0) release_queues();
+    (void)duet_ext_group_drop();
     return nccl_fail(ncclInvalidUsage, "ncclGroupSimulateEnd: Duet has no simulator of NCCL's kernels; the group "
                      "was closed without running its calls (duet-sim predicts Duet's own algorithms)");
 }

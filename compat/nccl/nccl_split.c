@@ -38,7 +38,7 @@ static ncclResult_t duet_failed(duet_status_t st, const char *fn)
     return nccl_fail(nccl_from_duet(st), "%s: %s", fn, duet_last_error());
 }
 
-NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+static ncclResult_t split_now(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
 {
     const char *fn = "ncclCommSplit";
     ncclResult_t r = nccl_comm_check(comm, fn);
@@ -98,6 +98,16 @@ NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     if (st) return duet_failed(st, fn);
     return r;
 }
+/* A split runs at once, even inside a group: its own exchange and warm-up are not the group's
+ * calls (Duet's group queue is set aside meanwhile). */
+NCCL_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+{
+    duet_ext_group_saved_t saved;
+    duet_ext_group_suspend(&saved);
+    ncclResult_t r = split_now(comm, color, key, newcomm, config);
+    duet_ext_group_resume(&saved);
+    return r;
+}
 NCCL_ALIAS(ncclCommSplit)
 
 static int contains(const int *list, int n, int x)
@@ -107,8 +117,8 @@ static int contains(const int *list, int n, int x)
     return 0;
 }
 
-NCCL_API ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
-                                      ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+static ncclResult_t shrink_now(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
+                               ncclConfig_t *config, int shrinkFlags)
 {
     const char *fn = "ncclCommShrink";
     ncclResult_t r = nccl_comm_check(comm, fn);
@@ -157,6 +167,16 @@ NCCL_API ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
     comm->children++;
     *newcomm = c;
     return ncclSuccess;
+}
+/* As a split: at once, even inside a group. */
+NCCL_API ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                                      ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+{
+    duet_ext_group_saved_t saved;
+    duet_ext_group_suspend(&saved);
+    ncclResult_t r = shrink_now(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    duet_ext_group_resume(&saved);
+    return r;
 }
 NCCL_ALIAS(ncclCommShrink)
 

@@ -1,7 +1,8 @@
 /*
  * duet_ext.h — what a layer built on Duet may use beyond duet.h: the calling thread's last
  * error, Duet's log, the other software's variables Duet read at start, and the 16-bit
- * floating-point formats of duet_datatype_t. Duet's own API layers (its NCCL API, its
+ * floating-point formats of duet_datatype_t, and a place for a layer's own calls in Duet's
+ * group queue. Duet's own API layers (its NCCL API, its
  * OpenSHMEM and NVSHMEM names, compat/) use this and the public headers, nothing else;
  * a program may use it too. C, any thread.
  */
@@ -85,6 +86,41 @@ float duet_ext_f16_to_f32(uint16_t h);
 uint16_t duet_ext_f32_to_f16(float f);
 float duet_ext_bf16_to_f32(uint16_t h);
 uint16_t duet_ext_f32_to_bf16(float f);
+
+/* A layer's calls in Duet's one group queue (src/coll/duet_coll_group.c). A layer with group
+ * semantics of its own (its NCCL API) opens and closes Duet's groups (duet_group_start /
+ * duet_group_end) and queues its calls there with duet_ext_group_add; the outermost
+ * duet_group_end hands each layer its entries, in call order, and then runs Duet's own calls
+ * of the group (device, then host). The queue is taken off the thread before anything runs,
+ * so a layer's run may open groups of its own. */
+typedef struct duet_ext_group_layer {
+    size_t size;      /* sizeof(duet_ext_group_layer_t), first */
+    const char *name;
+    /* Runs the layer's entries of the group: the payloads as queued, in call order (n > 0);
+     * returns the first error (its message the thread's last error). The payloads are freed
+     * when it returns. */
+    duet_status_t (*run)(void *const *payloads, int n);
+} duet_ext_group_layer_t;
+
+/* The calling thread's group nesting depth (0: no group is open). */
+int duet_ext_group_depth(void);
+/* Queues a copy of `bytes` of payload for `layer` in the calling thread's open group:
+ * DUET_ERR_INVALID_ARG when none is open (or bad arguments), DUET_ERR_NO_MEMORY. */
+duet_status_t duet_ext_group_add(const duet_ext_group_layer_t *layer, const void *payload, size_t bytes);
+/* A layer's own collective in the middle of a user's open group (the exchange of its
+ * ncclCommSplit): duet_ext_group_suspend sets the thread's groups aside — calls run at once,
+ * and a group opened meanwhile is a new one — until duet_ext_group_resume(saved) puts them
+ * back as they were. Pairs nest; resume with what the matching suspend gave. */
+typedef struct {
+    void *opaque[2];
+    int64_t opaque_n[4];
+} duet_ext_group_saved_t;
+void duet_ext_group_suspend(duet_ext_group_saved_t *saved);
+void duet_ext_group_resume(const duet_ext_group_saved_t *saved);
+/* Closes a group as duet_group_end does, but the outermost one drops every queued call (its
+ * layer's and Duet's own) instead of running it; every rank must drop alike (a collective on
+ * GPU buffers was numbered when queued). DUET_ERR_INVALID_ARG when none is open. */
+duet_status_t duet_ext_group_drop(void);
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,11 @@
  * Groups: duet_group_start() / duet_group_end() bracket calls that run together.
  *
  * Per thread: a nesting depth and one queue of operations, host and device alike, in call
- * order; each entry says which executor runs it (coll/duet_coll_executor.h: NULL for the host
- * executor, else the table of the device executor that queued it). The outermost end hands a
- * device executor its entries first (that only launches kernels), then runs the host ones.
+ * order; each entry says who runs it: a layer above (duet_ext.h: its NCCL API's calls), a
+ * device executor (coll/duet_coll_executor.h: the table of the one that queued it), or the
+ * host executor. The outermost end takes the queue off the thread (whatever runs may open
+ * groups of its own), hands each layer its entries, then the device executor its own (that
+ * only launches kernels), then runs the host ones.
  *
  * The host ones run per communicator (communicators in the order they first appeared): every
  * send and receive of the group together with the group's first collective as one schedule —
@@ -18,15 +20,20 @@
  * On one communicator a group's calls all belong to one executor (all host or all GPU): the
  * call that would mix them fails with DUET_ERR_UNSUPPORTED.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "coll/duet_coll.h"
 #include "coll/duet_coll_executor.h"
+#include "duet/duet_ext.h"
 
 typedef struct {
-    const duet_coll_executor_t *ex; /* NULL: the host executor */
+    const duet_ext_group_layer_t *layer; /* a layer's entry (u.payload), else Duet's own: */
+    const duet_coll_executor_t *ex;      /* NULL: the host executor */
     union {
         duet_coll_op_t host;
         duet_coll_group_call_t dev;
+        void *payload; /* a layer's copy */
     } u;
 } entry_t;
 
@@ -36,6 +43,7 @@ static _Thread_local int queued, capacity;
 static _Thread_local duet_status_t deferred; /* an error while queuing, reported at the end */
 
 int duet_coll_group_depth(void) { return depth; }
+int duet_ext_group_depth(void) { return depth; }
 
 duet_status_t duet_group_start(void)
 {
@@ -46,30 +54,40 @@ duet_status_t duet_group_start(void)
 
 static duet_comm_t comm_of(const entry_t *e) { return e->ex ? e->u.dev.comm : e->u.host.comm; }
 
-/* Room for one more entry of ex on c (*e), or the failure (running out of memory the group's
- * end reports too). */
-static duet_status_t next_entry(duet_comm_t c, const duet_coll_executor_t *ex, const char *fn, entry_t **e)
+/* Room for one more entry (its owner fields cleared), or NULL, the failure recorded for the
+ * group's end too. */
+static entry_t *grow(const char *fn)
 {
-    for (int i = 0; i < queued; i++) {
-        if (comm_of(&queue[i]) != c || queue[i].ex == ex) continue;
-        int dev = ex != NULL;
-        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: %s in a group that already holds calls on %s on this "
-                        "communicator; a group's calls on one communicator must be all host or all GPU", fn,
-                        dev ? "GPU buffers (or a stream)" : "host buffers",
-                        dev ? "host buffers" : "GPU buffers (or with a stream)");
-    }
     if (queued == capacity) {
         int cap = capacity ? 2 * capacity : 16;
         entry_t *q = realloc(queue, sizeof *q * (size_t)cap);
         if (!q) {
             duet_status_t st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory queuing a group's call", fn);
             if (!deferred) deferred = st;
-            return st;
+            return NULL;
         }
         queue = q;
         capacity = cap;
     }
-    *e = &queue[queued++];
+    entry_t *e = &queue[queued++];
+    e->layer = NULL;
+    e->ex = NULL;
+    return e;
+}
+
+/* Room for one more entry of ex on c (*e), or the failure (running out of memory the group's
+ * end reports too). */
+static duet_status_t next_entry(duet_comm_t c, const duet_coll_executor_t *ex, const char *fn, entry_t **e)
+{
+    for (int i = 0; i < queued; i++) {
+        if (queue[i].layer || comm_of(&queue[i]) != c || queue[i].ex == ex) continue;
+        int dev = ex != NULL;
+        return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: %s in a group that already holds calls on %s on this "
+                         "communicator; a group's calls on one communicator must be all host or all GPU", fn,
+                         dev ? "GPU buffers (or a stream)" : "host buffers",
+                         dev ? "host buffers" : "GPU buffers (or with a stream)");
+    }
+    if (!(*e = grow(fn))) return DUET_ERR_NO_MEMORY;
     (*e)->ex = ex;
     return DUET_OK;
 }
@@ -90,23 +108,77 @@ duet_status_t duet_coll_group_add_dev(const duet_coll_executor_t *ex, duet_comm_
     return st;
 }
 
+duet_status_t duet_ext_group_add(const duet_ext_group_layer_t *layer, const void *payload, size_t bytes)
+{
+    if (!layer || layer->size != sizeof *layer || !layer->run || (!payload && bytes))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_ext_group_add: layer %p, payload %p of %zu bytes: not a "
+                              "layer's table and call", (const void *)layer, payload, bytes);
+    if (depth == 0)
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_ext_group_add (%s): no group is open (duet_group_start "
+                              "first)", layer->name);
+    void *copy = malloc(bytes ? bytes : 1);
+    entry_t *e = copy ? grow(layer->name) : NULL;
+    if (!e) {
+        free(copy);
+        return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory queuing a group's call", layer->name);
+    }
+    memcpy(copy, payload, bytes);
+    e->layer = layer;
+    e->u.payload = copy;
+    return DUET_OK;
+}
+
 uint64_t duet_coll_group_first(duet_comm_t c)
 {
     for (int i = 0; i < queued; i++)
-        if (queue[i].ex && queue[i].u.dev.comm == c && queue[i].u.dev.call.call_no) return queue[i].u.dev.call.call_no;
+        if (!queue[i].layer && queue[i].ex && queue[i].u.dev.comm == c && queue[i].u.dev.call.call_no)
+            return queue[i].u.dev.call.call_no;
     return 0;
 }
 
+/* Each layer's entries, in call order, handed to it (layers in the order they first appear). */
+static duet_status_t run_layers(entry_t *q, int n)
+{
+    duet_status_t first = DUET_OK;
+    for (int i = 0; i < n; i++) {
+        const duet_ext_group_layer_t *layer = q[i].layer;
+        int seen = 0;
+        for (int j = 0; layer && j < i && !seen; j++) seen = q[j].layer == layer;
+        if (!layer || seen) continue;
+        int m = 0;
+        for (int j = i; j < n; j++) m += q[j].layer == layer;
+        void **payloads = malloc(sizeof *payloads * (size_t)m);
+        duet_status_t st;
+        if (!payloads) {
+            st = DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
+        } else {
+            for (int j = i, k = 0; j < n; j++)
+                if (q[j].layer == layer) payloads[k++] = q[j].u.payload;
+            st = layer->run(payloads, m);
+        }
+        free(payloads);
+        if (st && !first) first = st;
+    }
+    return first;
+}
+
+/* Frees the queue's copies of the layers' calls. */
+static void free_payloads(entry_t *q, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (q[i].layer) free(q[i].u.payload);
+}
+
 /* The device executor's entries, in call order, handed to it (it only launches kernels). */
-static duet_status_t run_device(const duet_coll_executor_t *ex)
+static duet_status_t run_device(const duet_coll_executor_t *ex, const entry_t *q, int queued_)
 {
     int n = 0;
-    for (int i = 0; i < queued; i++) n += queue[i].ex == ex;
+    for (int i = 0; i < queued_; i++) n += !q[i].layer && q[i].ex == ex;
     if (n == 0) return DUET_OK;
     duet_coll_group_call_t *calls = malloc(sizeof *calls * (size_t)n);
     if (!calls) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
-    for (int i = 0, k = 0; i < queued; i++)
-        if (queue[i].ex == ex) calls[k++] = queue[i].u.dev;
+    for (int i = 0, k = 0; i < queued_; i++)
+        if (!q[i].layer && q[i].ex == ex) calls[k++] = q[i].u.dev;
     duet_status_t st = ex->group_run(calls, n);
     free(calls);
     return st;
@@ -114,15 +186,15 @@ static duet_status_t run_device(const duet_coll_executor_t *ex)
 
 /* The host executor's entries: per communicator, sends and receives fused with the first
  * collective, then the other collectives one by one. */
-static duet_status_t run_host(void)
+static duet_status_t run_host(const entry_t *q, int queued_)
 {
     int n = 0;
-    for (int i = 0; i < queued; i++) n += queue[i].ex == NULL;
+    for (int i = 0; i < queued_; i++) n += !q[i].layer && !q[i].ex;
     if (n == 0) return DUET_OK;
     duet_coll_op_t *ops = malloc(sizeof *ops * (size_t)n);
     if (!ops) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
-    for (int i = 0, k = 0; i < queued; i++)
-        if (!queue[i].ex) ops[k++] = queue[i].u.host;
+    for (int i = 0, k = 0; i < queued_; i++)
+        if (!q[i].layer && !q[i].ex) ops[k++] = q[i].u.host;
     duet_status_t st = DUET_OK;
     /* stable partition by communicator: ops of the first communicator, then the next ... */
     for (int i = 0; i < n && st == DUET_OK;) {
@@ -151,18 +223,69 @@ static duet_status_t run_host(void)
     return st;
 }
 
+/* The outermost end's queue, taken off the thread: what runs may open groups of its own. */
+static void take_queue(entry_t **q, int *n, duet_status_t *queuing)
+{
+    *q = queue;
+    *n = queued;
+    *queuing = deferred;
+    queue = NULL;
+    queued = capacity = 0;
+    deferred = DUET_OK;
+}
+
 duet_status_t duet_group_end(void)
 {
     if (depth == 0)
         return duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: no group is open (duet_group_start first)");
     if (--depth > 0) return duet_error_ok(DUET_OK);
-    /* the device executor's calls first: it queues kernels only, before the blocking host part */
-    duet_status_t gpu = duet_coll_gpu_executor ? run_device(duet_coll_gpu_executor) : DUET_OK;
-    duet_status_t st = deferred ? deferred : run_host();
-    queued = 0;
-    deferred = DUET_OK;
-    free(queue);
+    entry_t *q;
+    int n;
+    duet_status_t queuing;
+    take_queue(&q, &n, &queuing);
+    /* the layers' calls (they issue Duet calls of their own), then the device executor's: it
+     * queues kernels only, before the blocking host part. The first failure is the group's,
+     * with its message (a later part's success would clear it). */
+    char why[512] = "";
+    duet_status_t first = run_layers(q, n);
+    if (first) snprintf(why, sizeof why, "%s", duet_last_error());
+    duet_status_t st = duet_coll_gpu_executor ? run_device(duet_coll_gpu_executor, q, n) : DUET_OK;
+    if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
+    st = queuing ? queuing : run_host(q, n);
+    if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
+    free_payloads(q, n);
+    free(q);
+    return first ? duet_error_set(first, "%s", why) : duet_error_ok(DUET_OK);
+}
+
+void duet_ext_group_suspend(duet_ext_group_saved_t *saved)
+{
+    *saved = (duet_ext_group_saved_t){{queue, NULL}, {depth, queued, capacity, deferred}};
     queue = NULL;
-    capacity = 0;
-    return duet_error_ok(gpu ? gpu : st);
+    depth = queued = capacity = 0;
+    deferred = DUET_OK;
+}
+
+void duet_ext_group_resume(const duet_ext_group_saved_t *saved)
+{
+    free(queue); /* whatever a group opened meanwhile left (none, when its calls balanced) */
+    queue = saved->opaque[0];
+    depth = (int)saved->opaque_n[0];
+    queued = (int)saved->opaque_n[1];
+    capacity = (int)saved->opaque_n[2];
+    deferred = (duet_status_t)saved->opaque_n[3];
+}
+
+duet_status_t duet_ext_group_drop(void)
+{
+    if (depth == 0)
+        return duet_error_set(DUET_ERR_INVALID_ARG, "duet_ext_group_drop: no group is open (duet_group_start first)");
+    if (--depth > 0) return DUET_OK;
+    entry_t *q;
+    int n;
+    duet_status_t queuing;
+    take_queue(&q, &n, &queuing);
+    free_payloads(q, n);
+    free(q);
+    return DUET_OK;
 }

@@ -482,7 +482,16 @@ static int rank_main(int me, int n, ncclUniqueId id, void *arg)
     /* two children: one aborted, one that outlives its parent */
     ncclComm_t child = NULL, child2 = NULL;
     NCCL_OK(ncclCommSplit(comm, 0, me, &child, NULL));
+    /* a split inside a group runs at once (its own exchange is not the group's); the group's
+     * allreduce, queued before it, runs at the group's end */
+    double gv = me, gs = -1;
+    NCCL_OK(ncclGroupStart());
+    NCCL_OK(ncclAllReduce(&gv, &gs, 1, ncclFloat64, ncclSum, comm, nt_stream));
     NCCL_OK(ncclCommSplit(comm, 5, -me, &child2, NULL));
+    EXPECT(child2 != NULL, "a split inside a group gave no communicator");
+    NCCL_OK(ncclGroupEnd());
+    if (nt_sync()) FAIL("stream synchronize failed");
+    EXPECT(gs == n * (n - 1) / 2.0, "the group's allreduce beside a split: %g", gs);
     double d = me, s = 0;
     NCCL_OK(ncclAllReduce(&d, &s, 1, ncclFloat64, ncclSum, child, nt_stream));
     EXPECT(s == n * (n - 1) / 2.0, "allreduce on a split: %g", s);

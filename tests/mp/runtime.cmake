@@ -4,6 +4,8 @@ duet_mp_test(test_heap   RANKS 1 2 3 4 5 8 TIMEOUT 60)
 duet_mp_test(test_comm   RANKS 1 2 3 4 5 8 TIMEOUT 60)
 # duet_ext_group_unique_id: ids for groups of ranks whose secret every member derives (ncclCommSplit's)
 duet_mp_test(test_group_id RANKS 1 2 3 5 TIMEOUT 60)
+# duet_ext_group_add: a layer's calls in the one group queue (the NCCL API's groups)
+duet_mp_test(test_group_layer RANKS 1 2 3 4 TIMEOUT 60)
 duet_mp_test(test_stress RANKS 1 2 3 4 5 8 TIMEOUT 60)
 duet_mp_test(test_errors RANKS 1 2 3 4 5 8 TIMEOUT 60)
 add_test(NAME mp.test_errors.timeouts COMMAND test_errors timeouts) # one process, no launcher
