@@ -121,10 +121,9 @@ typedef struct {
     duet_coll_call_t call;
 } duet_coll_op_t;
 
-/* Groups (duet_coll_group.c): the calling thread's nesting depth, and queuing a host call
- * (DUET_ERR_UNSUPPORTED when the group holds GPU calls on its communicator). */
+/* Groups (duet_coll_group.c): the calling thread's nesting depth (queuing a call: the
+ * executor table's duet_coll_group_add, duet_coll_executor.h). */
 int duet_coll_group_depth(void);
-duet_status_t duet_coll_group_add(const duet_coll_op_t *op);
 /* Prepares and runs operations of one communicator as one schedule. */
 duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n);
 

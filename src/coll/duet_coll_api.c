@@ -231,23 +231,17 @@ static duet_status_t failed(duet_comm_t c, duet_status_t st, const char *fn)
     return st;
 }
 
-/* A call on GPU buffers or a stream: checked here, run by the device executor (accepts() said
- * so, so there is one). */
-static duet_status_t submit_gpu(duet_coll_op_t *o, int where)
+/* A checked operation as a device executor's call (where: its accepts() answer). */
+static duet_coll_exec_call_t exec_call(const duet_coll_op_t *o, int where)
 {
     duet_comm_t c = o->comm;
-    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream,
-                                  1, o->fn);
-    if (st) return failed(c, st, o->fn);
     size_t sc, rc;
     buffer_counts(o->kind, o->count, c->size, &sc, &rc);
-    duet_coll_dev_call_t k = {o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
-                               reduces(o->kind) ? o->op : DUET_SUM, o->root,
-                               is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
-                                           o->count * duet_dtype_size_(o->dt)),
-                               where, o->stream, o->fn, 0, 0};
-    if ((st = duet_coll_gpu_executor->run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
-    return duet_error_ok(DUET_OK);
+    return (duet_coll_exec_call_t){o->kind, o->sendbuf, o->recvbuf, o->count, sc, rc, o->dt,
+                                   reduces(o->kind) ? o->op : DUET_SUM, o->root,
+                                   is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
+                                               o->count * duet_dtype_size_(o->dt)),
+                                   where, o->stream, o->fn, 0, 0};
 }
 
 /* The repeat path. A loop of like calls (a small broadcast, reduce, allgather, ... in a
@@ -300,30 +294,108 @@ static duet_status_t run_again(duet_comm_t c, const void *sendbuf, void *recvbuf
     return duet_error_ok(DUET_OK);
 }
 
-/* One operation now, or queued when a group is open. */
+/* One operation, by its executor: on GPU buffers or a stream (the device executor's accepts()
+ * said so, so there is one) checked here by the GPU's rules, else the host executor's. */
 static duet_status_t submit(duet_coll_op_t *o, int where)
 {
-    if (where) return submit_gpu(o, where);
+    duet_comm_t c = o->comm;
+    if (!where) { /* as the caller made it: the host executor checks it (c too) */
+        duet_coll_exec_call_t k = {.kind = o->kind, .send = o->sendbuf, .recv = o->recvbuf, .count = o->count,
+                                   .dt = o->dt, .op = o->op, .root = o->root, .stream = o->stream, .fn = o->fn};
+        return duet_coll_host_executor.run(c, &k);
+    }
+    duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root, o->stream,
+                                  1, o->fn);
+    if (st) return failed(c, st, o->fn);
+    duet_coll_exec_call_t k = exec_call(o, where);
+    if ((st = duet_coll_gpu_executor->run(c, &k))) return failed(c, st, o->fn); /* numbers it as the host's */
+    return duet_error_ok(DUET_OK);
+}
+
+/* ---- the host executor (coll/duet_coll_executor.h) */
+
+/* A call on host memory: now, or queued when a group is open. */
+static duet_status_t host_run(duet_comm_t c, duet_coll_exec_call_t *k)
+{
+    duet_coll_op_t op = {.comm = c, .kind = (duet_coll_kind_t)k->kind, .sendbuf = k->send, .recvbuf = k->recv,
+                         .count = k->count, .dt = k->dt, .op = k->op, .root = k->root, .stream = k->stream,
+                         .fn = k->fn},
+                   *o = &op;
     if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
-        duet_status_t st = check_args(o->comm, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
+        duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
                                       o->stream, 0, o->fn);
-        if (st && duet_coll_sig_explain(o->comm, st, o->fn)) return st;
-        return st ? st : duet_coll_group_add(o);
+        if (st && duet_coll_sig_explain(c, st, o->fn)) return st;
+        return st ? st : duet_coll_group_add(&duet_coll_host_executor, c, k);
     }
     o->may_lane = 1;
     duet_status_t st = op_prepare(o);
-    if (st) return failed(o->comm, st, o->fn);
+    if (st) return failed(c, st, o->fn);
     if (o->lane) {
-        st = duet_coll_lane_allreduce(o->comm, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
+        st = duet_coll_lane_allreduce(c, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->fn);
     } else {
         remember(o);
         number_call(o, &o->call, 0);
-        if ((st = duet_coll_execute(o->comm, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
+        if ((st = duet_coll_execute(c, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
     }
     op_release(o);
     /* success leaves no error: not even a candidate the tuner tried and rejected */
-    return st ? failed(o->comm, st, o->fn) : duet_error_ok(DUET_OK);
+    return st ? failed(c, st, o->fn) : duet_error_ok(DUET_OK);
 }
+
+/* A group's host calls: per communicator (communicators in the order they first appeared),
+ * every send and receive together with the group's first collective as one schedule — their
+ * steps interleave in the executor, so exchanges that would deadlock one by one complete,
+ * wherever the sends and receives sit among the collectives — then the remaining collectives
+ * one at a time, in order, so a later collective sees the results of an earlier one. Sends and
+ * receives travel on their own channels (comm->p2p): they match by peer and order among
+ * themselves, as NCCL's do. */
+static duet_status_t host_group_run(const duet_coll_group_call_t *calls, int n)
+{
+    duet_coll_op_t *ops = calloc((size_t)n, sizeof *ops);
+    if (!ops) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
+    for (int i = 0; i < n; i++) {
+        const duet_coll_exec_call_t *k = &calls[i].call;
+        ops[i] = (duet_coll_op_t){.comm = calls[i].comm, .kind = (duet_coll_kind_t)k->kind, .sendbuf = k->send,
+                                  .recvbuf = k->recv, .count = k->count, .dt = k->dt, .op = k->op, .root = k->root,
+                                  .stream = k->stream, .fn = k->fn};
+    }
+    duet_status_t st = DUET_OK;
+    /* stable partition by communicator: ops of the first communicator, then the next ... */
+    for (int i = 0; i < n && st == DUET_OK;) {
+        duet_comm_t c = ops[i].comm;
+        int j = i;
+        for (int k = i; k < n; k++) {
+            if (ops[k].comm != c) continue;
+            duet_coll_op_t t = ops[k];
+            for (int m = k; m > j; m--) ops[m] = ops[m - 1];
+            ops[j++] = t;
+        }
+        /* within the communicator: sends and receives first (stable), then the collectives */
+        int first_coll = i;
+        for (int k = i; k < j; k++) {
+            if (ops[k].kind != DUET_COLL_SEND && ops[k].kind != DUET_COLL_RECV) continue;
+            duet_coll_op_t t = ops[k];
+            for (int m = k; m > first_coll; m--) ops[m] = ops[m - 1];
+            ops[first_coll++] = t;
+        }
+        int end = first_coll < j ? first_coll + 1 : j; /* ... fused with the first collective */
+        st = duet_coll_run_fused(ops + i, end - i);
+        for (int k = end; k < j && st == DUET_OK; k++) st = duet_coll_run_fused(ops + k, 1);
+        i = j;
+    }
+    free(ops);
+    return st;
+}
+
+static int host_accepts(duet_comm_t c, const void *sendbuf, const void *recvbuf, duet_stream_t stream)
+{
+    (void)c, (void)sendbuf, (void)recvbuf, (void)stream;
+    return DUET_COLL_ROUTED; /* every call no device executor takes */
+}
+
+const duet_coll_executor_t duet_coll_host_executor = {
+    sizeof(duet_coll_executor_t), "host", host_accepts, host_run, host_group_run, duet_coll_model_get,
+};
 
 /* Runs prepared-to-be operations of one communicator as a single schedule. */
 duet_status_t duet_coll_run_fused(duet_coll_op_t *ops, int n)

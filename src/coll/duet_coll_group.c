@@ -2,20 +2,13 @@
  * Groups: duet_group_start() / duet_group_end() bracket calls that run together.
  *
  * Per thread: a nesting depth and one queue of operations, host and device alike, in call
- * order; each entry says who runs it: a layer above (duet_ext.h: its NCCL API's calls), a
- * device executor (coll/duet_coll_executor.h: the table of the one that queued it), or the
- * host executor. The outermost end takes the queue off the thread (whatever runs may open
- * groups of its own), hands each layer its entries, then the device executor its own (that
- * only launches kernels), then runs the host ones.
- *
- * The host ones run per communicator (communicators in the order they first appeared): every
- * send and receive of the group together with the group's first collective as one schedule —
- * their steps interleave in the executor, so exchanges that would deadlock one by one
- * complete, wherever the sends and receives sit among the collectives — then the remaining
- * collectives one at a time, in order, so a later collective sees the results of an earlier
- * one. Sends and receives travel on their own channels (comm->p2p): they match by peer and
- * order among themselves, as NCCL's do. The first error is returned; every queued operation is
- * released.
+ * order; each entry says who runs it: a layer above (duet_ext.h: its NCCL API's calls) or
+ * an executor (coll/duet_coll_executor.h: the table of the one that queued it, the device's or
+ * the host's). The outermost end takes the queue off the thread (whatever runs may open
+ * groups of its own), hands each layer its entries, then each executor its own through its
+ * group_run: the device executor's first (that only launches kernels), then the host's (see
+ * duet_coll_api.c for how it runs a group). The first error is returned; every queued
+ * operation is released.
  *
  * On one communicator a group's calls all belong to one executor (all host or all GPU): the
  * call that would mix them fails with DUET_ERR_UNSUPPORTED.
@@ -29,10 +22,9 @@
 
 typedef struct {
     const duet_ext_group_layer_t *layer; /* a layer's entry (u.payload), else Duet's own: */
-    const duet_coll_executor_t *ex;      /* NULL: the host executor */
+    const duet_coll_executor_t *ex;      /* the executor that queued it (u.call) */
     union {
-        duet_coll_op_t host;
-        duet_coll_group_call_t dev;
+        duet_coll_group_call_t call;
         void *payload; /* a layer's copy */
     } u;
 } entry_t;
@@ -51,8 +43,6 @@ duet_status_t duet_group_start(void)
     duet_error_clear(); /* a call that succeeds leaves no error behind */
     return DUET_OK;
 }
-
-static duet_comm_t comm_of(const entry_t *e) { return e->ex ? e->u.dev.comm : e->u.host.comm; }
 
 /* Room for one more entry (its owner fields cleared), or NULL, the failure recorded for the
  * group's end too. */
@@ -80,8 +70,8 @@ static entry_t *grow(const char *fn)
 static duet_status_t next_entry(duet_comm_t c, const duet_coll_executor_t *ex, const char *fn, entry_t **e)
 {
     for (int i = 0; i < queued; i++) {
-        if (queue[i].layer || comm_of(&queue[i]) != c || queue[i].ex == ex) continue;
-        int dev = ex != NULL;
+        if (queue[i].layer || queue[i].u.call.comm != c || queue[i].ex == ex) continue;
+        int dev = ex != &duet_coll_host_executor;
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: %s in a group that already holds calls on %s on this "
                          "communicator; a group's calls on one communicator must be all host or all GPU", fn,
                          dev ? "GPU buffers (or a stream)" : "host buffers",
@@ -92,19 +82,11 @@ static duet_status_t next_entry(duet_comm_t c, const duet_coll_executor_t *ex, c
     return DUET_OK;
 }
 
-duet_status_t duet_coll_group_add(const duet_coll_op_t *op)
+duet_status_t duet_coll_group_add(const duet_coll_executor_t *ex, duet_comm_t c, const duet_coll_exec_call_t *call)
 {
-    entry_t *e;
-    duet_status_t st = next_entry(op->comm, NULL, op->fn, &e);
-    if (st == DUET_OK) e->u.host = *op;
-    return st;
-}
-
-duet_status_t duet_coll_group_add_dev(const duet_coll_executor_t *ex, duet_comm_t c, const duet_coll_dev_call_t *call)
-{
-    entry_t *e;
+    entry_t *e = NULL;
     duet_status_t st = next_entry(c, ex, call->fn, &e);
-    if (st == DUET_OK) e->u.dev = (duet_coll_group_call_t){c, *call};
+    if (st == DUET_OK) e->u.call = (duet_coll_group_call_t){c, *call};
     return st;
 }
 
@@ -131,8 +113,8 @@ duet_status_t duet_ext_group_add(const duet_ext_group_layer_t *layer, const void
 uint64_t duet_coll_group_first(duet_comm_t c)
 {
     for (int i = 0; i < queued; i++)
-        if (!queue[i].layer && queue[i].ex && queue[i].u.dev.comm == c && queue[i].u.dev.call.call_no)
-            return queue[i].u.dev.call.call_no;
+        if (!queue[i].layer && queue[i].u.call.comm == c && queue[i].u.call.call.call_no)
+            return queue[i].u.call.call.call_no;
     return 0;
 }
 
@@ -169,8 +151,8 @@ static void free_payloads(entry_t *q, int n)
         if (q[i].layer) free(q[i].u.payload);
 }
 
-/* The device executor's entries, in call order, handed to it (it only launches kernels). */
-static duet_status_t run_device(const duet_coll_executor_t *ex, const entry_t *q, int queued_)
+/* An executor's entries, in call order, handed to it. */
+static duet_status_t run_executor(const duet_coll_executor_t *ex, const entry_t *q, int queued_)
 {
     int n = 0;
     for (int i = 0; i < queued_; i++) n += !q[i].layer && q[i].ex == ex;
@@ -178,48 +160,9 @@ static duet_status_t run_device(const duet_coll_executor_t *ex, const entry_t *q
     duet_coll_group_call_t *calls = malloc(sizeof *calls * (size_t)n);
     if (!calls) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
     for (int i = 0, k = 0; i < queued_; i++)
-        if (!q[i].layer && q[i].ex == ex) calls[k++] = q[i].u.dev;
+        if (!q[i].layer && q[i].ex == ex) calls[k++] = q[i].u.call;
     duet_status_t st = ex->group_run(calls, n);
     free(calls);
-    return st;
-}
-
-/* The host executor's entries: per communicator, sends and receives fused with the first
- * collective, then the other collectives one by one. */
-static duet_status_t run_host(const entry_t *q, int queued_)
-{
-    int n = 0;
-    for (int i = 0; i < queued_; i++) n += !q[i].layer && !q[i].ex;
-    if (n == 0) return DUET_OK;
-    duet_coll_op_t *ops = malloc(sizeof *ops * (size_t)n);
-    if (!ops) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
-    for (int i = 0, k = 0; i < queued_; i++)
-        if (!q[i].layer && !q[i].ex) ops[k++] = q[i].u.host;
-    duet_status_t st = DUET_OK;
-    /* stable partition by communicator: ops of the first communicator, then the next ... */
-    for (int i = 0; i < n && st == DUET_OK;) {
-        duet_comm_t c = ops[i].comm;
-        int j = i;
-        for (int k = i; k < n; k++) {
-            if (ops[k].comm != c) continue;
-            duet_coll_op_t t = ops[k];
-            for (int m = k; m > j; m--) ops[m] = ops[m - 1];
-            ops[j++] = t;
-        }
-        /* within the communicator: sends and receives first (stable), then the collectives */
-        int first_coll = i;
-        for (int k = i; k < j; k++) {
-            if (ops[k].kind != DUET_COLL_SEND && ops[k].kind != DUET_COLL_RECV) continue;
-            duet_coll_op_t t = ops[k];
-            for (int m = k; m > first_coll; m--) ops[m] = ops[m - 1];
-            ops[first_coll++] = t;
-        }
-        int end = first_coll < j ? first_coll + 1 : j; /* ... fused with the first collective */
-        st = duet_coll_run_fused(ops + i, end - i);
-        for (int k = end; k < j && st == DUET_OK; k++) st = duet_coll_run_fused(ops + k, 1);
-        i = j;
-    }
-    free(ops);
     return st;
 }
 
@@ -249,9 +192,9 @@ duet_status_t duet_group_end(void)
     char why[512] = "";
     duet_status_t first = run_layers(q, n);
     if (first) snprintf(why, sizeof why, "%s", duet_last_error());
-    duet_status_t st = duet_coll_gpu_executor ? run_device(duet_coll_gpu_executor, q, n) : DUET_OK;
+    duet_status_t st = duet_coll_gpu_executor ? run_executor(duet_coll_gpu_executor, q, n) : DUET_OK;
     if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
-    st = queuing ? queuing : run_host(q, n);
+    st = queuing ? queuing : run_executor(&duet_coll_host_executor, q, n);
     if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
     free_payloads(q, n);
     free(q);

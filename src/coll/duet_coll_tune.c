@@ -135,10 +135,9 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     a = &ha;
     if (!best) {
         duet_coll_model_t model;
-        duet_status_t mst = !a->gpu ? duet_coll_model_get(c, &model)
-                            : duet_coll_gpu_executor ? duet_coll_gpu_executor->model(c, &model)
-                                                     : duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: no device "
-                                                                      "executor in this build");
+        const duet_coll_executor_t *ex = a->gpu ? duet_coll_gpu_executor : &duet_coll_host_executor;
+        duet_status_t mst = ex ? ex->model(c, &model)
+                               : duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: no device executor in this build");
         if (mst) return mst;
         char forced[64];
         duet_coll_forced_algo(a->kind, forced, sizeof forced);

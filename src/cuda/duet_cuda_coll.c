@@ -503,7 +503,7 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
         if ((st = duet_coll_sig_post(c, &sig))) return st;
     }
     if (k->count == 0) return DUET_OK;
-    if (duet_coll_group_depth() > 0) return duet_coll_group_add_dev(&duet_cuda_coll_executor, c, k);
+    if (duet_coll_group_depth() > 0) return duet_coll_group_add(&duet_cuda_coll_executor, c, k);
     if (p2p && k->root == c->rank)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: a send or receive to this rank itself (peer %d) runs only "
                          "inside duet_group_start/end, where it pairs with the matching call", k->fn, k->root);

@@ -15,7 +15,7 @@
 #define DUET_CUDA_ROUTED DUET_COLL_ROUTED
 #define DUET_CUDA_SEND_DEVICE DUET_COLL_SEND_DEVICE
 #define DUET_CUDA_RECV_DEVICE DUET_COLL_RECV_DEVICE
-typedef duet_coll_dev_call_t duet_cuda_coll_call_t;
+typedef duet_coll_exec_call_t duet_cuda_coll_call_t;
 
 #ifdef DUET_HAVE_CUDA
 /* The CUDA backend's entry in coll's executor table (duet_cuda_coll.c): the calls below. */
@@ -32,7 +32,7 @@ int duet_cuda_coll_routes(duet_comm_t c, const void *sendbuf, const void *recvbu
  * returns once the kernels are queued. The first call on a communicator is collective in a
  * stronger sense: it allocates the symmetric scratch (duet_malloc_device) and ends with a host
  * barrier; so does the first call that needs the schedule executor. Inside a group the call is
- * checked and queued (coll's group queue: duet_coll_group_add_dev); a send / recv to this rank
+ * checked and queued (coll's group queue: duet_coll_group_add); a send / recv to this rank
  * itself only runs there. */
 duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *call);
 /* Groups (duet_cuda_group.c), the executor's group_run: at the outermost duet_group_end, runs
