@@ -542,7 +542,10 @@ duet_status_t duet_recv(void *recvbuf, size_t count, duet_datatype_t datatype, i
  * with its receive from itself (k-th with k-th, the same size) and is a device copy. On one
  * communicator a group's calls are all host or all GPU: the call that would mix them fails
  * with DUET_ERR_UNSUPPORTED (the group's other calls still run). Sends and receives of no
- * elements are no-ops. */
+ * elements are no-ops. Duet's libnccl.so.2 builds its groups on these: ncclGroupStart /
+ * ncclGroupEnd are duet_group_start / duet_group_end, so NCCL calls and Duet calls of one
+ * thread share its groups (the NCCL calls run first at the outermost end). The first failure
+ * of the group is duet_group_end()'s status and message. */
 duet_status_t duet_group_start(void);
 duet_status_t duet_group_end(void);
 
