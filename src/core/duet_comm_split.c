@@ -95,6 +95,8 @@ static duet_status_t split(duet_comm_t parent, int color, int key, duet_comm_t *
     }
     int listening = my_index == 0 && my_id.status == DUET_OK && st == DUET_OK; /* until the join takes it */
     if (st == DUET_OK) st = duet_boot_allgather(&parent->boot, &my_id, ids, sizeof my_id);
+    if (st == DUET_OK && duet_cfg()->test_split_fail)
+        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "split: failing after the exchange (DUET_TEST_SPLIT_FAIL)");
     if (st != DUET_OK || color == DUET_COLOR_UNDEFINED) goto out;
     const split_id_t *leader = &ids[members[0].parent_rank];
     if (slot < 0) {
@@ -176,6 +178,8 @@ duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int 
     duet_status_t xst = ids ? duet_boot_allgather(&parent->boot, &mine, ids, sizeof mine)
                             : DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "%s: out of host memory", fn);
     if (st == DUET_OK) st = xst;
+    if (st == DUET_OK && duet_cfg()->test_split_fail)
+        st = DUET_FAIL(DUET_ERR_PEER_FAILED, INIT, "%s: failing after the exchange (DUET_TEST_SPLIT_FAIL)", fn);
     if (st == DUET_OK && nmembers && ids[members[0]].status != DUET_OK)
         st = DUET_FAIL((duet_status_t)ids[members[0]].status, INIT, "%s: the group's first member (rank %d) could "
                        "not make its id (%s)", fn, members[0], duet_status_str((duet_status_t)ids[members[0]].status));

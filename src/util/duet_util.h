@@ -141,6 +141,9 @@ void duet_log_set_rank(int rank);
       "means it is gone (set by duetrun)")                                                      \
     X(TEST_BOOT_ROOT_DIE, test_boot_root_die, INT, "0",                                          \
       "For tests: 1 makes a bootstrap root SIGKILL itself once it listens, before any rank joins") \
+    X(TEST_SPLIT_FAIL, test_split_fail, INT, "0",                                                \
+      "For tests: 1 makes duet_comm_split and duet_ext_group_unique_id fail on every rank right " \
+      "after their exchange of the first members' addresses, as if a rank had died there")       \
     X(TEST_SHM_NAMED, test_shm_named, INT, "0",                                                  \
       "For tests: 1 makes every heap segment by shm_open, named from the start, as where "     \
       "/dev/shm has no O_TMPFILE (an old kernel, not tmpfs)")                                   \

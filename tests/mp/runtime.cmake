@@ -47,3 +47,9 @@ set_tests_properties(mp.test_boot PROPERTIES LABELS mp TIMEOUT 60)
 # rendezvous files, fake and idle ranks, a recording relay); a plain process, no duetrun.
 add_test(NAME mp.test_boot_sec COMMAND test_boot_sec)
 set_tests_properties(mp.test_boot_sec PROPERTIES LABELS mp TIMEOUT 120)
+# a group whose set-up fails after its first member listened leaves no socket (DUET_TEST_SPLIT_FAIL)
+foreach(n 1 2 3 4)
+  add_test(NAME mp.test_split_fail.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 60 -x DUET_TEST_SPLIT_FAIL=1 $<TARGET_FILE:test_split_fail>)
+  set_tests_properties(mp.test_split_fail.${n} PROPERTIES LABELS mp TIMEOUT 90)
+endforeach()
