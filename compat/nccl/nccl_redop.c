@@ -18,6 +18,7 @@
 #include <string.h>
 #include "nccl_compat.h"
 #include "duet/duet_ext.h"
+#include "duet/duet_reduce_ops.h"
 
 NCCL_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
                                                 ncclScalarResidence_t residence, ncclComm_t comm)
@@ -87,8 +88,8 @@ static void scale(duet_datatype_t dt, void *dst, const void *src, size_t n, cons
     case DUET_UINT32: SCALE_INT_(uint32_t); break;
     case DUET_INT64: SCALE_INT_(int64_t); break;
     case DUET_UINT64: SCALE_INT_(uint64_t); break;
-    case DUET_FLOAT16: SCALE_HALF_(duet_ext_f16_to_f32, duet_ext_f32_to_f16); break;
-    case DUET_BFLOAT16: SCALE_HALF_(duet_ext_bf16_to_f32, duet_ext_f32_to_bf16); break;
+    case DUET_FLOAT16: SCALE_HALF_(duet_f16_to_f32, duet_f32_to_f16); break;
+    case DUET_BFLOAT16: SCALE_HALF_(duet_bf16_to_f32, duet_f32_to_bf16); break;
     case DUET_FLOAT32: {
         float k, *d = dst;
         const float *x = src;

@@ -1,10 +1,10 @@
 /*
  * duet_ext.h — what a layer built on Duet may use beyond duet.h: the calling thread's last
- * error, Duet's log, the other software's variables Duet read at start, and the 16-bit
- * floating-point formats of duet_datatype_t, and a place for a layer's own calls in Duet's
- * group queue. Duet's own API layers (its NCCL API, its
- * OpenSHMEM and NVSHMEM names, compat/) use this and the public headers, nothing else;
- * a program may use it too. C, any thread.
+ * error, Duet's log, the other software's variables Duet read at start, group unique ids,
+ * the one wait loop, and a place for a layer's own calls in Duet's group queue (the 16-bit
+ * floating-point formats are duet_reduce_ops.h's). Duet's own API layers (its NCCL API, its
+ * OpenSHMEM and NVSHMEM names, compat/) use this and the public headers, nothing else; a
+ * program may use it too. C, any thread.
  */
 #ifndef DUET_EXT_H
 #define DUET_EXT_H
@@ -79,13 +79,6 @@ typedef struct {
 void duet_ext_waiter_init(duet_ext_waiter_t *w, duet_comm_t comm, void (*describe)(void *arg, char *buf, size_t len),
                           void *arg);
 duet_status_t duet_ext_waiter_turn(duet_ext_waiter_t *w);
-
-/* IEEE binary16 (DUET_FLOAT16) and bfloat16 (DUET_BFLOAT16) to and from float, rounding to
- * nearest even, as Duet's reductions do. */
-float duet_ext_f16_to_f32(uint16_t h);
-uint16_t duet_ext_f32_to_f16(float f);
-float duet_ext_bf16_to_f32(uint16_t h);
-uint16_t duet_ext_f32_to_bf16(float f);
 
 /* A layer's calls in Duet's one group queue (src/coll/duet_coll_group.c). A layer with group
  * semantics of its own (its NCCL API) opens and closes Duet's groups (duet_group_start /

@@ -314,13 +314,18 @@ static duet_status_t submit(duet_coll_op_t *o, int where)
 
 /* ---- the host executor (coll/duet_coll_executor.h) */
 
+/* The host's operation for an executor's call, as the caller made it (nothing prepared). */
+static duet_coll_op_t op_of(duet_comm_t c, const duet_coll_exec_call_t *k)
+{
+    return (duet_coll_op_t){.comm = c, .kind = (duet_coll_kind_t)k->kind, .sendbuf = k->send, .recvbuf = k->recv,
+                            .count = k->count, .dt = k->dt, .op = k->op, .root = k->root, .stream = k->stream,
+                            .fn = k->fn};
+}
+
 /* A call on host memory: now, or queued when a group is open. */
 static duet_status_t host_run(duet_comm_t c, duet_coll_exec_call_t *k)
 {
-    duet_coll_op_t op = {.comm = c, .kind = (duet_coll_kind_t)k->kind, .sendbuf = k->send, .recvbuf = k->recv,
-                         .count = k->count, .dt = k->dt, .op = k->op, .root = k->root, .stream = k->stream,
-                         .fn = k->fn},
-                   *o = &op;
+    duet_coll_op_t op = op_of(c, k), *o = &op;
     if (duet_coll_group_depth() > 0) { /* bad arguments are reported now, the rest at group end */
         duet_status_t st = check_args(c, o->kind, o->sendbuf, o->recvbuf, o->count, o->dt, o->op, o->root,
                                       o->stream, 0, o->fn);
@@ -353,12 +358,7 @@ static duet_status_t host_group_run(const duet_coll_group_call_t *calls, int n)
 {
     duet_coll_op_t *ops = calloc((size_t)n, sizeof *ops);
     if (!ops) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "duet_group_end: out of host memory");
-    for (int i = 0; i < n; i++) {
-        const duet_coll_exec_call_t *k = &calls[i].call;
-        ops[i] = (duet_coll_op_t){.comm = calls[i].comm, .kind = (duet_coll_kind_t)k->kind, .sendbuf = k->send,
-                                  .recvbuf = k->recv, .count = k->count, .dt = k->dt, .op = k->op, .root = k->root,
-                                  .stream = k->stream, .fn = k->fn};
-    }
+    for (int i = 0; i < n; i++) ops[i] = op_of(calls[i].comm, &calls[i].call);
     duet_status_t st = DUET_OK;
     /* stable partition by communicator: ops of the first communicator, then the next ... */
     for (int i = 0; i < n && st == DUET_OK;) {
