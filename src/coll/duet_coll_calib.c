@@ -295,7 +295,7 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
         log_model(&m, nhosts, want);
         c->model = m;
         c->model_ready = 1;
-        if (c->tune) duet_coll_tune_free(c); /* decisions made with the old numbers, the lane's too */
+        duet_coll_tune_forget(c); /* decisions made with the old numbers, the lane's too */
         *out = m;
     }
     return st;

@@ -123,6 +123,13 @@ typedef struct {
 duet_status_t duet_coll_predict_all(const duet_coll_args_t *a, const duet_coll_model_t *m, const char *only,
                                     duet_predict_t *out);
 
+/* What the tuner would cost for call a on c (a->rank is this rank; nothing is remembered or
+ * logged): every candidate of a->kind, forced or not, under the model of a's executor (in
+ * *model; collective the first time the model is needed on c, as the tuner's first pick is)
+ * and with c's host map. Errors as duet_coll_predict_all's and the model's. */
+duet_status_t duet_coll_tune_costs(duet_comm_t c, const duet_coll_args_t *a, duet_coll_model_t *model,
+                                   duet_predict_t *pred);
+
 /* The channel chunk and slots the settings give (DUET_COLL_CHUNK, DUET_COLL_SLOTS), as the
  * channels settle them: for costing calls without a communicator (duet-sim, tests). */
 size_t duet_coll_predict_chunk(void);

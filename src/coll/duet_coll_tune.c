@@ -74,17 +74,14 @@ static void parse_forced(void)
     }
 }
 
-void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len)
-{
-    pthread_once(&forced_once, parse_forced);
-    snprintf(out, len, "%s", (int)kind >= 0 && kind < DUET_COLL_KIND_COUNT ? forced_names[kind] : "");
-}
-
 /* Decisions already taken on this communicator, by call shape. */
 #define TUNE_CACHE 64
 #define CACHED_STEPS_MAX 4096 /* schedules up to this size are kept for reuse */
 struct duet_coll_tune_cache {
     duet_coll_repeat_t repeat; /* first: duet_coll_tune_repeat */
+    /* duet_coll_tune_force's choice per collective (a name of duet_coll_algos[]), NULL:
+     * DUET_ALGO's; kept when the decisions are forgotten */
+    const char *force[DUET_COLL_KIND_COUNT];
     struct {
         uint64_t key1, key2;
         int algo;           /* index in duet_coll_algos, -1: empty */
@@ -95,12 +92,92 @@ struct duet_coll_tune_cache {
 
 _Static_assert(offsetof(struct duet_coll_tune_cache, repeat) == 0, "duet_coll_tune_repeat reads the first member");
 
+/* c's cache, made on first use (NULL when out of memory: then nothing is remembered). */
+static struct duet_coll_tune_cache *cache_of(duet_comm_t c)
+{
+    if (!c->tune && (c->tune = calloc(1, sizeof *c->tune)))
+        for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
+    return c->tune;
+}
+
+void duet_coll_forced_algo(duet_comm_t c, duet_coll_kind_t kind, char *out, size_t len)
+{
+    pthread_once(&forced_once, parse_forced);
+    int known = (int)kind >= 0 && kind < DUET_COLL_KIND_COUNT;
+    const char *mine = known && c && c->tune ? c->tune->force[kind] : NULL;
+    snprintf(out, len, "%s", mine ? mine : known ? forced_names[kind] : "");
+}
+
+/* Who forces kind's algorithm on c, in words (when one is forced). */
+static const char *forced_by(duet_comm_t c, duet_coll_kind_t kind)
+{
+    return c->tune && c->tune->force[kind] ? "duet_coll_tune_force" : "DUET_ALGO";
+}
+
+void duet_coll_tune_forget(duet_comm_t c)
+{
+    if (!c->tune) return;
+    for (int i = 0; i < TUNE_CACHE; i++) {
+        duet_sched_free(&c->tune->e[i].sched);
+        c->tune->e[i].algo = -1;
+    }
+    memset(&c->tune->repeat, 0, sizeof c->tune->repeat);
+}
+
+duet_status_t duet_coll_tune_force(duet_comm_t c, duet_coll_kind_t kind, const char *name)
+{
+    if ((int)kind < 0 || kind >= DUET_COLL_KIND_COUNT)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "duet_coll_tune_force: no collective of kind %d", (int)kind);
+    const char *found = NULL;
+    for (int i = 0; name && name[0] && i < duet_coll_nalgos && !found; i++)
+        if (duet_coll_algos[i].kind == kind && strcmp(duet_coll_algos[i].name, name) == 0)
+            found = duet_coll_algos[i].name;
+    if (name && name[0] && !found)
+        return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "duet_coll_tune_force: %s has no algorithm \"%s\"",
+                         duet_coll_kind_name(kind), name);
+    if (!cache_of(c)) return DUET_FAIL(DUET_ERR_NO_MEMORY, TUNE, "out of host memory");
+    duet_coll_tune_forget(c); /* decisions taken under the old choice */
+    c->tune->force[kind] = found;
+    return DUET_OK;
+}
+
 void duet_coll_tune_free(duet_comm_t c)
 {
     if (c->tune)
         for (int i = 0; i < TUNE_CACHE; i++) duet_sched_free(&c->tune->e[i].sched);
     free(c->tune);
     c->tune = NULL;
+}
+
+/* *out: a with the host map of c's ranks (CPU calls: the GPU executor keeps its one model):
+ * hierarchical algorithms and the net pair of the model apply where the ranks span hosts. */
+static duet_status_t with_hosts(duet_comm_t c, const duet_coll_args_t *a, duet_coll_args_t *out)
+{
+    *out = *a;
+    if (a->gpu || a->host) return DUET_OK;
+    const int *host;
+    int nhosts;
+    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
+    if (!st && nhosts > 1) out->host = host, out->nhosts = nhosts;
+    return st;
+}
+
+/* Every candidate's cost for a (with the host map) under the model of a's executor. */
+static duet_status_t costs(duet_comm_t c, const duet_coll_args_t *a, const char *only, duet_coll_model_t *model,
+                           duet_predict_t *pred)
+{
+    const duet_coll_executor_t *ex = a->gpu ? duet_coll_gpu_executor : &duet_coll_host_executor;
+    duet_status_t mst = ex ? ex->model(c, model)
+                           : duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: no device executor in this build");
+    return mst ? mst : duet_coll_predict_all(a, model, only, pred);
+}
+
+duet_status_t duet_coll_tune_costs(duet_comm_t c, const duet_coll_args_t *a, duet_coll_model_t *model,
+                                   duet_predict_t *pred)
+{
+    duet_coll_args_t ha;
+    duet_status_t st = with_hosts(c, a, &ha);
+    return st ? st : costs(c, &ha, NULL, model, pred);
 }
 
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
@@ -110,8 +187,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
                     ((uint64_t)a->in_place << 16) | ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
     size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
-    if (!c->tune && (c->tune = calloc(1, sizeof *c->tune)))
-        for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
+    cache_of(c);
     const duet_coll_algo_t *best = NULL;
     if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
         best = &duet_coll_algos[c->tune->e[slot].algo];
@@ -122,27 +198,16 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             return DUET_OK;
         }
     }
-    /* the host map (CPU calls: the GPU executor keeps its one model): hierarchical algorithms
-     * and the net pair of the model apply where the ranks span hosts */
-    duet_coll_args_t ha = *a;
-    if (!a->gpu && !a->host) {
-        const int *host;
-        int nhosts;
-        duet_status_t hst = duet_coll_hosts_get(c, &host, &nhosts);
-        if (hst) return hst;
-        if (nhosts > 1) ha.host = host, ha.nhosts = nhosts;
-    }
+    duet_coll_args_t ha;
+    duet_status_t hst = with_hosts(c, a, &ha);
+    if (hst) return hst;
     a = &ha;
     if (!best) {
         duet_coll_model_t model;
-        const duet_coll_executor_t *ex = a->gpu ? duet_coll_gpu_executor : &duet_coll_host_executor;
-        duet_status_t mst = ex ? ex->model(c, &model)
-                               : duet_error_set(DUET_ERR_UNSUPPORTED, "the GPU model: no device executor in this build");
-        if (mst) return mst;
         char forced[64];
-        duet_coll_forced_algo(a->kind, forced, sizeof forced);
+        duet_coll_forced_algo(c, a->kind, forced, sizeof forced);
         duet_predict_t pred; /* every candidate's cost, by one method for all */
-        duet_status_t pst = duet_coll_predict_all(a, &model, forced, &pred);
+        duet_status_t pst = costs(c, a, forced, &model, &pred);
         if (pst) return pst;
         char line[768];
         const char *refused = "";
@@ -157,8 +222,8 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
             const duet_predict_entry_t *e = &pred.e[i];
             if (e->status != DUET_OK) {
                 if (forced[0])
-                    return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces %s for %s, which cannot run "
-                                     "it: %s", forced, kname, e->why);
+                    return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s forces %s for %s, which cannot run "
+                                     "it: %s", forced_by(c, a->kind), forced, kname, e->why);
                 refusal = e->status;
                 refused = e->why;
                 continue;
@@ -169,14 +234,15 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         if (pred.best >= 0) best = pred.e[pred.best].algo;
         if (!best) {
             if (forced[0])
-                return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "DUET_ALGO forces \"%s\" for %s: no such "
-                                 "algorithm for this collective", forced, kname);
+                return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s forces \"%s\" for %s: no such "
+                                 "algorithm for this collective", forced_by(c, a->kind), forced, kname);
             return DUET_FAIL(refusal ? refusal : DUET_ERR_INTERNAL, TUNE, "no algorithm can run this %s: %s", kname,
                              refused[0] ? refused : "none is registered");
         }
         if (used < (int)sizeof line)
-            snprintf(line + used, sizeof line - (size_t)used, " -> %s%s", best->name,
-                     forced[0] ? " (forced by DUET_ALGO)" : "");
+            snprintf(line + used, sizeof line - (size_t)used, " -> %s%s%s", best->name,
+                     forced[0] ? " (forced by " : "", forced[0] ? forced_by(c, a->kind) : "");
+        if (forced[0] && used < (int)sizeof line) strncat(line, ")", sizeof line - strlen(line) - 1);
         DUET_LOG(INFO, TUNE, "%s", line);
         if (c->tune) snprintf(c->tune->e[slot].why, sizeof c->tune->e[slot].why, "%s", line);
     }

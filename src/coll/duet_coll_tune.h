@@ -18,9 +18,17 @@ extern const int duet_coll_nalgos;
 
 const char *duet_coll_kind_name(duet_coll_kind_t kind);
 
-/* The algorithm DUET_ALGO forces for `kind` ("ring", or per collective
- * "allreduce:tree,broadcast:ring"), "" when it names none. */
-void duet_coll_forced_algo(duet_coll_kind_t kind, char *out, size_t len);
+/* The algorithm forced for `kind` on c: duet_coll_tune_force's on c (c may be NULL), else
+ * the one DUET_ALGO names ("ring", or per collective "allreduce:tree,broadcast:ring"); ""
+ * when none is. */
+void duet_coll_forced_algo(duet_comm_t c, duet_coll_kind_t kind, char *out, size_t len);
+
+/* Forces algorithm `name` of duet_coll_algos[] for c's calls of `kind` over DUET_ALGO (NULL
+ * or "": the tuner picks again, or DUET_ALGO forces), and forgets c's decisions. For tools
+ * that measure every algorithm in one process (duet-perf --validate): not collective, but
+ * every rank must force the same before its next call of the kind. DUET_ERR_INVALID_ARG
+ * for a kind without such an algorithm, DUET_ERR_NO_MEMORY. */
+duet_status_t duet_coll_tune_force(duet_comm_t c, duet_coll_kind_t kind, const char *name);
 
 /* The alpha-beta model of a communicator's channels (duet_coll_calib.c): from the
  * settings, the host's tune file, or measured once; the same on every rank. Collective the
@@ -47,7 +55,10 @@ duet_status_t duet_coll_hosts_get(duet_comm_t c, const int **host, int *nhosts);
 int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len);
 void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m);
 
-/* Forgets a communicator's cached decisions (at its destruction). */
+/* Forgets a communicator's decisions and repeat records (a new model: they were taken under
+ * the old one), keeping what duet_coll_tune_force set. */
+void duet_coll_tune_forget(duet_comm_t c);
+/* Frees the tuner's state of a communicator (at its destruction). */
 void duet_coll_tune_free(duet_comm_t c);
 
 /* The last full-path call's preparation on a communicator, for the repeat path (a loop of

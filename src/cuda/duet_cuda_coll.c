@@ -320,7 +320,7 @@ static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k,
     if (k->kind == DUET_COLL_ALLREDUCE && larger < DIRECT_ALLREDUCE_MIN_BYTES) return DUET_OK;
     if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return DUET_OK;
     char forced[64];
-    duet_coll_forced_algo(k->kind, forced, sizeof forced);
+    duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
     if (forced[0] && !(k->kind == DUET_COLL_ALLREDUCE && strcmp(forced, "twoshot") == 0)) return DUET_OK;
     const duet_cuda_heap_t *g = duet_cuda_heap_of(c->heap);
     const char *base = g->peer[g->my_pe];
@@ -418,7 +418,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
          * with one alpha and cannot tell the kernel from them (rd measured 11.8 us at 64 B on two
          * ranks of an H200, the kernel 7.8 us). */
         char forced[64];
-        duet_coll_forced_algo(k->kind, forced, sizeof forced);
+        duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
         if (!forced[0]) {
             g->shot = 1;
             g->algo = table_algo(&oneshot_algo, "oneshot");

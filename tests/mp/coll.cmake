@@ -144,3 +144,11 @@ duet_mismatch_test_(small-chunks RANKS 3 5 ENV DUET_COLL_CHUNK=64 DUET_COLL_SLOT
 # repeat path (test_coll_again), the odd one the full path.
 duet_mismatch_test_(repeat RANKS 2 3 4 ENV TEST_MISMATCH_REPEAT=1)
 duet_mismatch_test_(repeat-heap RANKS 3 ENV TEST_MISMATCH_REPEAT=1 TEST_MISMATCH_HEAP=1)
+
+# test_tune: the tuner's controls on a communicator (duet_coll_tune_force over DUET_ALGO).
+foreach(n 1 2 3 4)
+  add_test(NAME mp.test_tune.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 -x DUET_ALGO=allreduce:ring
+                   $<TARGET_FILE:test_tune>)
+  set_tests_properties(mp.test_tune.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()

@@ -19,3 +19,8 @@ add_test(NAME tools.duet_sim_tuner
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/duet_sim_tuner.sh $<TARGET_FILE:duet-sim> $<TARGET_FILE:duetrun>
                  $<TARGET_FILE:duet-perf>)
 set_tests_properties(tools.duet_sim_tuner PROPERTIES LABELS mp TIMEOUT 120)
+
+# duet-perf --validate: every algorithm forced in one process, predictions beside the medians
+add_test(NAME tools.perf_validate
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_validate.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:duet-perf>)
+set_tests_properties(tools.perf_validate PROPERTIES LABELS mp TIMEOUT 120)

@@ -20,6 +20,7 @@
 
 #include "duet/duet.h"
 #include "util/duet_util.h"
+#include "coll/duet_coll_predict.h"
 
 #define PERF_CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
 
@@ -128,9 +129,24 @@ void perf_device_coll_free(perf_t *p);
 void perf_floor_print(perf_t *p, size_t bytes, double measured_us);
 #endif
 
+/* perf_main.c: one row, the timed loop for one size of p->mode (collective: every rank).
+ * Returns 1 when a row was produced (rank 0: *row), 0 on the other ranks, -1 on every rank
+ * when the mode skips the size (*why says why). */
+int perf_run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why);
+
+/* perf_validate.c: duet-perf --validate: every algorithm of each collective mode forced in
+ * turn over -b .. -e, the tuner's predictions against the medians measured (collective).
+ * modes[0..nmodes) are collective modes; 0, or 1 when a result was wrong. */
+int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int rounds);
+
 /* perf_coll.c: before duet_init, with the arguments parsed. Checks -a against the algorithm
  * table and sets DUET_ALGO for it (exits with a message on a bad name). */
 void perf_coll_force_algo(const perf_t *p);
+/* A collective mode's duet_coll_kind_t (-1: sendrecv); the mode named `name`, or NULL. */
+int perf_coll_kind(const perf_mode_t *m);
+const perf_mode_t *perf_coll_find_mode(const char *name);
+/* The tuner's view of rank `rank`'s call of the current row (after the mode's setup). */
+duet_coll_args_t perf_coll_args(const perf_t *p, int rank);
 /* Prints the algorithms of a collective, one per line; 0, or -1 for an unknown one. */
 int perf_coll_list_algos(FILE *f, const char *coll);
 /* After duet_init: allocates the buffers for sizes up to -e (dies when it cannot). */

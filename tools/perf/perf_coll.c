@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/duet_coll_tune.h"
+#include "coll/duet_coll_predict.h"
 #include "perf.h"
 
 typedef enum { SHAPE_SAME, SHAPE_GATHER, SHAPE_SCATTER, SHAPE_A2A } shape_t;
@@ -282,6 +282,12 @@ static const duet_coll_algo_t *find_algo(int kind, const char *name)
     return NULL;
 }
 
+static const perf_mode_t *find_coll_mode(const char *name);
+
+int perf_coll_kind(const perf_mode_t *m) { return info_of(m)->kind; }
+
+const perf_mode_t *perf_coll_find_mode(const char *name) { return find_coll_mode(name); }
+
 static const perf_mode_t *find_coll_mode(const char *name)
 {
     for (size_t i = 0; i < perf_coll_nmodes; i++)
@@ -332,8 +338,9 @@ void perf_coll_force_algo(const perf_t *p)
     if (setenv("DUET_ALGO", spec, 1) != 0) perf_die("setenv(DUET_ALGO) failed");
 }
 
-/* The tuner's view of this rank's call (as duet_coll_api.c's op_prepare builds it). */
-static duet_coll_args_t call_args(const perf_t *p, int rank)
+/* The tuner's view of rank `rank`'s call of the current row (as duet_coll_api.c's
+ * op_prepare builds it). */
+duet_coll_args_t perf_coll_args(const perf_t *p, int rank)
 {
     const coll_info_t *ci = info_of(p->mode);
     size_t es = duet_datatype_size(p->dtype);
@@ -350,7 +357,7 @@ static int forced_cannot_run(const perf_t *p, const char **why)
     static char reason[300];
     const duet_coll_algo_t *al = find_algo(info_of(p->mode)->kind, p->algo);
     for (int r = 0; r < p->nranks; r++) {
-        duet_coll_args_t a = call_args(p, r);
+        duet_coll_args_t a = perf_coll_args(p, r);
         duet_sched_t s;
         duet_sched_init(&s, r, p->nranks, a.elem);
         duet_status_t st = al->build(&a, &s);
@@ -364,30 +371,22 @@ static int forced_cannot_run(const perf_t *p, const char **why)
     return 0;
 }
 
-/* The algorithm the tuner picks for this row's call, asked without changing the library:
- * the tuner runs on a copy of the communicator with an empty decision cache (dropped
- * afterwards), with TUNE logging held off so the choice is not logged twice. It needs the
- * alpha-beta model, which the first collective on the communicator loads (collectively): until
- * then, or if the tuner fails, the answer is "?".
- * TODO(library): a read-only query, e.g. duet_coll_tune_peek(comm, args, &name), would
- * replace this copy of internal state. */
+/* The algorithm the tuner picks for this row's call, asked without changing the library
+ * (duet_coll_tune_costs remembers and logs nothing): the forced one, else the cheapest. It
+ * needs the alpha-beta model, which the first collective on the communicator loads
+ * (collectively): until then, or if the tuner fails, the answer is "?". */
 static const char *tuner_choice(const perf_t *p)
 {
     if (!p->comm->model_ready) return "?";
-    struct duet_comm shadow;
-    memcpy(&shadow, p->comm, sizeof shadow);
-    shadow.tune = NULL;
-    duet_coll_args_t a = call_args(p, p->me);
-    const duet_coll_algo_t *algo = NULL;
-    const duet_sched_t *plan = NULL;
-    duet_sched_t s;
-    unsigned mask = duet_log_mask_;
-    duet_log_mask_ &= ~(1u << DUET_SUBSYS_TUNE);
-    duet_status_t st = duet_coll_tune_pick(&shadow, &a, p->dtype, &algo, &s, &plan);
-    duet_log_mask_ = mask;
-    if (st == DUET_OK && plan == &s) duet_sched_free(&s);
-    duet_coll_tune_free(&shadow);
-    return st == DUET_OK && algo ? algo->name : "?";
+    const coll_info_t *ci = info_of(p->mode);
+    static char forced[64];
+    duet_coll_forced_algo(p->comm, (duet_coll_kind_t)ci->kind, forced, sizeof forced);
+    if (forced[0]) return forced;
+    duet_coll_args_t a = perf_coll_args(p, p->me);
+    duet_coll_model_t model;
+    duet_predict_t pred;
+    if (duet_coll_tune_costs(p->comm, &a, &model, &pred) != DUET_OK || pred.best < 0) return "?";
+    return pred.e[pred.best].algo->name;
 }
 
 /* ------------------------------------------------------------------------ the mode */

@@ -5,6 +5,7 @@
  *   duet-perf --fit [--plot FILE.png] FILE.csv...        analysis of earlier sweeps
  *   duet-perf --list-algos COLLECTIVE                    the algorithms -a can force
  *   duetrun -n N build/bin/duet-perf --calibrate         re-measure the tuner's alpha, beta
+ *   duetrun -n N build/bin/duet-perf --validate [C...]   the tuner's model against forced runs
  *
  * One process per rank; every rank runs the same loop and rank 0 prints one row per size
  * (per datatype and op with -d all / -o all), as a table on stdout and optionally as CSV
@@ -71,6 +72,7 @@ static void usage(FILE *f)
                "       duet-perf --fit [--plot FILE.png] FILE.csv...   (also: --plot alone)\n"
                "       duet-perf --list-algos COLLECTIVE\n"
                "       duetrun -n N duet-perf --calibrate\n"
+               "       duetrun -n N duet-perf --validate [COLLECTIVE...] [-b -e -f --rounds ...]\n"
                "one-sided modes (rank 0's time):\n");
     for (size_t i = 0; i < perf_onesided_nmodes; i++)
         fprintf(f, "  %-13s %s\n", perf_onesided_modes[i].name, perf_onesided_modes[i].help);
@@ -112,6 +114,10 @@ static void usage(FILE *f)
             "      --plot FILE.png  time and busbw against size, with the fits (gnuplot)\n"
             "      --list-algos C   the algorithms of collective C, one per line\n"
             "      --calibrate      measure the tuner's alpha and beta anew (collective)\n"
+            "      --validate [C..] every algorithm of each collective C (all six without) forced\n"
+            "                       in turn over -b .. -e by -f (default 4): the tuner's predictions\n"
+            "                       against the medians measured, its pick against the fastest\n"
+            "      --rounds R       --validate: rounds, each time the median of R               [5]\n"
             "  -G, --device         run the device mode MODE (GPU buffers, or from inside a kernel;\n"
             "                       CUDA builds; make run adds the GPU sweep when a GPU is present)\n"
             "      --floor          with --device allreduce: print each row's memory-traffic floor\n"
@@ -140,8 +146,10 @@ static size_t parse_size_arg(const char *text, const char *flag)
 }
 
 typedef struct {
-    int list_algos, calibrate;
+    int list_algos, calibrate, validate, rounds;
     char **files; /* analysis: CSV files */
+    const perf_mode_t *modes[8]; /* --validate: its collectives */
+    int nmodes;
     int nfiles;
 } cli_t;
 
@@ -150,7 +158,7 @@ typedef struct {
 static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS,
-           OPT_DEVICE, OPT_FLOOR };
+           OPT_DEVICE, OPT_FLOOR, OPT_VALIDATE, OPT_ROUNDS };
     static const struct option longopts[] = {
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
@@ -162,9 +170,11 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"fit", no_argument, NULL, OPT_FIT},         {"plot", required_argument, NULL, OPT_PLOT},
         {"list-algos", no_argument, NULL, OPT_LIST}, {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"buffers", required_argument, NULL, OPT_BUFFERS}, {"device", no_argument, NULL, OPT_DEVICE},
-        {"floor", no_argument, NULL, OPT_FLOOR},
+        {"floor", no_argument, NULL, OPT_FLOOR},     {"validate", no_argument, NULL, OPT_VALIDATE},
+        {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
+    int factor_set = 0, iters_set = 0;
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
     p->iters = p->warmup = -1, p->window = 64, p->csv = NULL;
     p->check = 1, p->average = PERF_TIME_MEAN, p->root = 0, p->algo = NULL;
@@ -173,8 +183,8 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         switch (c) {
         case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
         case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
-        case 'f': p->factor = parse_size_arg(optarg, "-f"); break;
-        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"); break;
+        case 'f': p->factor = parse_size_arg(optarg, "-f"), factor_set = 1; break;
+        case 'n': p->iters = (long)parse_size_arg(optarg, "-n"), iters_set = 1; break;
         case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
         case 'W': p->window = (long)parse_size_arg(optarg, "-W"); break;
         case 'V': p->max_volume = parse_size_arg(optarg, "-V"); break;
@@ -192,6 +202,8 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case 'G':
         case OPT_DEVICE: p->device = 1; break;
         case OPT_FLOOR: p->floor = 1; break;
+        case OPT_VALIDATE: cli->validate = 1; break;
+        case OPT_ROUNDS: cli->rounds = (int)parse_size_arg(optarg, "--rounds"); break;
         case OPT_BUFFERS:
             if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "host") != 0) {
                 fprintf(stderr, "duet-perf: --buffers takes heap or host, not \"%s\"\n", optarg);
@@ -206,7 +218,25 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         }
     }
     int npos = argc - optind;
-    if (cli->list_algos || cli->calibrate) {
+    if (cli->validate) {
+        /* the collective modes named, else all six; -b .. -e by -f: 8 B .. 64 MiB by 4 */
+        if (p->device || p->algo) perf_die("--validate forces every host algorithm itself: no -a, no --device");
+        static const char *all[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall"};
+        cli->nmodes = npos ? npos : (int)DUET_ARRAY_LEN(all);
+        if (cli->nmodes > (int)DUET_ARRAY_LEN(cli->modes)) perf_die("--validate: at most %d collectives",
+                                                                    (int)DUET_ARRAY_LEN(cli->modes));
+        for (int i = 0; i < cli->nmodes; i++) {
+            const char *name = npos ? argv[optind + i] : all[i];
+            const perf_mode_t *m = perf_coll_find_mode(name);
+            if (!m || perf_coll_kind(m) < 0) perf_die("--validate: '%s' is not a collective with algorithms", name);
+            cli->modes[i] = m;
+        }
+        if (!factor_set) p->factor = 4;
+        if (cli->rounds <= 0) cli->rounds = 5;
+        p->mode = cli->modes[0];
+        p->max_volume = 0;
+        npos = 1; /* the checks below, for the first mode */
+    } else if (cli->list_algos || cli->calibrate) {
         if (npos != (cli->list_algos ? 1 : 0)) {
             usage(stderr);
             exit(2);
@@ -218,13 +248,14 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         usage(stderr);
         exit(2);
     }
-    p->mode = find_mode(argv[optind], p->device);
+    if (!cli->validate) p->mode = find_mode(argv[optind], p->device);
     if (!p->mode) {
         if (!p->fit && !p->plot) perf_die("unknown mode '%s' (try -h)", argv[optind]);
         cli->files = &argv[optind], cli->nfiles = npos; /* analysis of CSV files */
         return;
     }
-    if (npos != 1) perf_die("one mode per run; '%s' is extra (CSV files go without a mode)", argv[optind + 1]);
+    if (npos != 1 && !cli->validate)
+        perf_die("one mode per run; '%s' is extra (CSV files go without a mode)", argv[optind + 1]);
     const perf_mode_t *m = p->mode;
     if (p->maxb < p->minb) perf_die("-e is smaller than -b");
     if (p->factor < 2) perf_die("-f must be at least 2");
@@ -250,6 +281,10 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
             perf_die("-o %s: unknown op (sum prod min max avg, or all)", op);
         }
         if (!m->redop_from_flags) p->nops = 1; /* redop column "none" */
+    }
+    if (cli->validate) {
+        if (p->ndtypes > 1 || p->nops > 1) perf_die("--validate: one datatype and one op");
+        if (!iters_set) p->iters = -1; /* per size (perf_validate.c) */
     }
 }
 
@@ -375,9 +410,7 @@ static void gather_report(perf_t *p, double us, uint64_t wrong, double *time_us,
     else *time_us = p->average == PERF_TIME_MEAN ? sum / p->nranks : p->average == PERF_TIME_MIN ? lo : hi;
 }
 
-/* One row: the timed loop for one size. Returns 1 when a row was produced (rank 0), 0 on
- * the other ranks, -1 on every rank when the mode skips the size (*why says why). */
-static int run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
+int perf_run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
 {
     const perf_mode_t *m = p->mode;
     long iters = p->iters, warmup = p->warmup;
@@ -484,6 +517,13 @@ int main(int argc, char **argv)
         perf_die("mode %s needs at least 2 ranks", m->name);
     if (p.root < 0 || p.root >= p.nranks) perf_die("-r %d: the root must be a rank, 0 .. %d", p.root, p.nranks - 1);
     setup_memory(&p, m);
+    if (cli.validate) {
+        int vrc = perf_validate(&p, cli.modes, cli.nmodes, cli.rounds);
+        perf_coll_free(&p);
+        PERF_CHECK(duet_free(p.comm, p.flag));
+        PERF_CHECK(duet_finalize());
+        return vrc;
+    }
 
     FILE *csv = NULL;
     perf_row_t *rows = NULL;
@@ -510,7 +550,7 @@ int main(int argc, char **argv)
                 perf_row_t *row = p.me == 0 ? &rows[nrows] : NULL;
                 perf_row_t scratch;
                 const char *why = "";
-                int got = run_row(&p, bytes, row ? row : &scratch, &why);
+                int got = perf_run_row(&p, bytes, row ? row : &scratch, &why);
                 if (p.me == 0 && got) progress_clear(&pr);
                 if (p.me == 0 && got < 0) {
                     printf("# %12s %12zu %12s %8s %6s %14s  skipped: %s\n", m->name, p.row_bytes, "",

@@ -1,0 +1,218 @@
+/*
+ * duet-perf --validate: does the tuner's model predict this machine?
+ *
+ *   duetrun -n N duet-perf --validate [COLLECTIVE...] [-b 8] [-e 64M] [-f 4] [--rounds 5]
+ *                                     [-d float] [-o sum] [--buffers heap|host] [--csv FILE]
+ *
+ * For each collective (all six without arguments), each size of -b .. -e by -f (duet-perf's
+ * size: a rank's largest buffer) and each algorithm of the collective, the algorithm is
+ * forced in turn (duet_coll_tune_force, in this one process), timed as a duet-perf row is
+ * (every rank's loop, --average of the ranks) and checked (-c), then the same call without
+ * forcing: what the tuner runs ("auto", latency lane and fast paths included). Rounds are
+ * outermost, so a slow minute of the machine touches every algorithm alike; each time is
+ * the median over --rounds. Iterations per row: 16 MiB / size, between 5 and 200 (a tenth
+ * more as warm-up, at least 2); -n sets them.
+ *
+ * Predicted: what the tuner costs for the same call (duet_coll_tune_costs: its method, the
+ * communicator's model). Printed per cell (collective, size): every algorithm's predicted
+ * and measured time, error = (predicted - measured) / measured and the spread of its rounds
+ * ((max - min) / median); the tuner's pick (the model's cheapest) against the fastest forced
+ * algorithm, measured; and auto's time against the fastest. At the end, per collective: the
+ * median and largest |error|, how many cells pick within 10 % of the fastest, and the worst
+ * pick. An algorithm that cannot run a call is left out of its cell; a cell where the call
+ * has no element (allgather of 8 B on 4 ranks) is left out.
+ *
+ * CSV (--csv, rank 0): op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest
+ * with one row per algorithm of a cell (algo "auto" for the tuner's run, predicted empty).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+#define MAX_ROUNDS 101
+#define MAX_CAND (DUET_PREDICT_MAX + 1) /* the forced algorithms and auto */
+
+typedef struct {
+    const char *name; /* NULL: auto */
+    int ran;          /* it ran every round */
+    double t[MAX_ROUNDS];
+    double median, spread, predicted; /* predicted < 0: none */
+} cand_t;
+
+typedef struct {
+    int cells, picks_close, errors;
+    double worst_pick;
+    char worst_at[64];
+    double err[2048];
+} summary_t;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(const double *v, int n)
+{
+    double s[MAX_ROUNDS];
+    memcpy(s, v, sizeof *v * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void size_iters(perf_t *p, size_t bytes, long fixed)
+{
+    long it = fixed > 0 ? fixed : (long)((16u << 20) / (bytes ? bytes : 1));
+    if (fixed <= 0) it = it < 5 ? 5 : it > 200 ? 200 : it;
+    p->iters = it;
+    p->warmup = it / 10 < 2 ? 2 : it / 10;
+}
+
+/* One cell: every candidate, rounds outermost. Returns 0, -1 when the call has no element. */
+static int measure_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int rounds, uint64_t *wrong)
+{
+    duet_coll_kind_t kind = (duet_coll_kind_t)perf_coll_kind(p->mode);
+    for (int k = 0; k < ncand; k++) cand[k].ran = 1;
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < ncand; k++) {
+            if (!cand[k].ran) continue;
+            PERF_CHECK(duet_coll_tune_force(p->comm, kind, cand[k].name));
+            p->algo = cand[k].name;
+            perf_row_t row;
+            const char *why = "";
+            int got = perf_run_row(p, bytes, &row, &why);
+            if (p->count == 0) return -1; /* the same on every rank */
+            if (got < 0) {
+                cand[k].ran = 0; /* this algorithm cannot run the call: on every rank alike */
+                continue;
+            }
+            if (got > 0) {
+                cand[k].t[r] = row.time_us;
+                if (row.wrong > 0) *wrong += (uint64_t)row.wrong;
+            }
+        }
+    PERF_CHECK(duet_coll_tune_force(p->comm, kind, NULL));
+    p->algo = NULL;
+    return 0;
+}
+
+static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int rounds, FILE *csv, summary_t *sum)
+{
+    duet_coll_args_t a = perf_coll_args(p, p->me);
+    duet_coll_model_t model;
+    duet_predict_t pred;
+    PERF_CHECK(duet_coll_tune_costs(p->comm, &a, &model, &pred));
+    const char *pick = pred.best >= 0 ? pred.e[pred.best].algo->name : "?";
+    int fastest = -1, picked = -1, autok = -1;
+    for (int k = 0; k < ncand; k++) {
+        cand_t *c = &cand[k];
+        c->predicted = -1;
+        if (!c->ran) continue;
+        c->median = median_of(c->t, rounds);
+        double lo = c->t[0], hi = c->t[0];
+        for (int r = 1; r < rounds; r++) lo = c->t[r] < lo ? c->t[r] : lo, hi = c->t[r] > hi ? c->t[r] : hi;
+        c->spread = c->median > 0 ? (hi - lo) / c->median : 0;
+        if (!c->name) {
+            autok = k;
+            continue;
+        }
+        for (int i = 0; i < pred.n; i++)
+            if (pred.e[i].status == DUET_OK && strcmp(pred.e[i].algo->name, c->name) == 0) c->predicted = pred.e[i].us;
+        if (fastest < 0 || c->median < cand[fastest].median) fastest = k;
+        if (strcmp(c->name, pick) == 0) picked = k;
+    }
+    if (fastest < 0) return;
+    for (int k = 0; k < ncand; k++) {
+        const cand_t *c = &cand[k];
+        if (!c->ran) continue;
+        double err = c->predicted > 0 ? (c->predicted - c->median) / c->median : NAN;
+        char mark[64] = "";
+        if (k == picked && k == fastest) snprintf(mark, sizeof mark, "picked, fastest");
+        else if (k == picked) snprintf(mark, sizeof mark, "picked");
+        else if (k == fastest) snprintf(mark, sizeof mark, "fastest");
+        if (c->name)
+            printf("%14s %10zu %10s %12.2f %12.2f %7.0f %7.0f  %s\n", p->mode->name, bytes, c->name, c->predicted,
+                   c->median, 100 * c->spread, 100 * err, mark);
+        else
+            printf("%14s %10zu %10s %12s %12.2f %7.0f %7s  tuner's run: %.2fx the fastest\n", p->mode->name, bytes,
+                   "auto", "-", c->median, 100 * c->spread, "", c->median / cand[fastest].median);
+        if (csv)
+            fprintf(csv, "%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%d\n", p->mode->name, bytes, c->name ? c->name : "auto",
+                    c->name ? c->predicted : 0.0, c->median, c->spread, c->name ? err : 0.0, k == picked, k == fastest);
+        if (c->name && c->predicted > 0 && sum->errors < (int)DUET_ARRAY_LEN(sum->err))
+            sum->err[sum->errors++] = fabs(err);
+    }
+    double ratio = picked >= 0 ? cand[picked].median / cand[fastest].median : NAN;
+    printf("# %s %zu: the model picks %s (%s), fastest %s; pick / fastest %.2f%s\n", p->mode->name, bytes, pick,
+           duet_predict_how_name(pred.how), cand[fastest].name, ratio,
+           autok >= 0 ? "" : " (auto did not run)");
+    sum->cells++;
+    if (ratio <= 1.10) sum->picks_close++;
+    if (!(ratio <= sum->worst_pick)) {
+        sum->worst_pick = ratio;
+        snprintf(sum->worst_at, sizeof sum->worst_at, "%zu B", bytes);
+    }
+    fflush(stdout);
+}
+
+int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int rounds)
+{
+    if (rounds < 1 || rounds > MAX_ROUNDS) perf_die("--rounds takes 1 .. %d", MAX_ROUNDS);
+    long fixed = p->iters;
+    p->dtype = p->dtypes[0], p->op = p->ops[0];
+    FILE *csv = NULL;
+    if (p->me == 0 && p->csv) {
+        if (!(csv = fopen(p->csv, "w"))) perf_die("cannot open %s for writing", p->csv);
+        fprintf(csv, "op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest\n");
+    }
+    summary_t *sums = calloc((size_t)nmodes, sizeof *sums);
+    cand_t *cand = calloc(MAX_CAND, sizeof *cand);
+    if (!sums || !cand) perf_die("out of memory");
+    uint64_t wrong = 0;
+    int header = 0;
+    for (int mi = 0; mi < nmodes; mi++) {
+        p->mode = modes[mi];
+        int kind = perf_coll_kind(p->mode), ncand = 0;
+        for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND - 1; i++)
+            if ((int)duet_coll_algos[i].kind == kind) cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
+        cand[ncand++] = (cand_t){.name = NULL};
+        for (size_t bytes = p->minb;; bytes = bytes ? bytes * p->factor : 1) {
+            size_iters(p, bytes, fixed);
+            if (measure_cell(p, bytes, cand, ncand, rounds, &wrong) == 0 && p->me == 0) {
+                if (!header++) {
+                    duet_coll_model_t m;
+                    duet_predict_t pred;
+                    duet_coll_args_t a = perf_coll_args(p, 0);
+                    PERF_CHECK(duet_coll_tune_costs(p->comm, &a, &m, &pred));
+                    printf("# duet-perf --validate: %d ranks, %s %s, buffers %s, median of %d rounds; model: "
+                           "alpha %.4g us, beta %.4g GB/s\n", p->nranks, duet_dtype_name(p->dtype),
+                           duet_op_name(p->op), p->bufs_in_heap ? "heap" : "host", rounds, m.alpha_us, m.beta_gbps);
+                    printf("# %12s %10s %10s %12s %12s %7s %7s\n", "op", "bytes", "algo", "predicted_us",
+                           "measured_us", "spread%", "error%");
+                }
+                report_cell(p, bytes, cand, ncand, rounds, csv, &sums[mi]);
+            }
+            if (bytes >= p->maxb || bytes > p->maxb / p->factor) break;
+        }
+    }
+    if (p->me == 0) {
+        printf("# summary: %12s %6s %14s %14s %18s %12s\n", "collective", "cells", "median |err| %", "worst |err| %",
+               "picks within 10%", "worst pick");
+        for (int mi = 0; mi < nmodes; mi++) {
+            summary_t *s = &sums[mi];
+            if (!s->cells) continue;
+            qsort(s->err, (size_t)s->errors, sizeof *s->err, cmp_double);
+            int e = s->errors;
+            double med = !e ? NAN : e % 2 ? s->err[e / 2] : (s->err[e / 2 - 1] + s->err[e / 2]) / 2;
+            printf("# summary: %12s %6d %14.0f %14.0f %12d of %-3d %7.2fx at %s\n", modes[mi]->name, s->cells, 100 * med,
+                   s->errors ? 100 * s->err[s->errors - 1] : NAN, s->picks_close, s->cells, s->worst_pick, s->worst_at);
+        }
+    }
+    if (csv && fclose(csv) != 0) perf_die("cannot write %s", p->csv);
+    free(cand);
+    free(sums);
+    if (wrong) fprintf(stderr, "duet-perf: %llu wrong results\n", (unsigned long long)wrong);
+    return wrong ? 1 : 0;
+}
