@@ -4,7 +4,8 @@
  * between hosts.
  *
  * Where each pair comes from, in order: the settings (DUET_TUNE_ALPHA_US / DUET_TUNE_BETA_GBPS;
- * DUET_TUNE_NET_ALPHA_US / DUET_TUNE_NET_BETA_GBPS); the host's tune file of that transport
+ * DUET_TUNE_NET_ALPHA_US / DUET_TUNE_NET_BETA_GBPS); the host's tune file of that transport,
+ * its line for this machine, version and layout (duet_coll_tune_file.c)
  * (DUET_TUNE_FILE; by default under $XDG_CACHE_HOME/duet or ~/.cache/duet, else /tmp; the net
  * pair's file has "-net" appended); else a measurement, made once on the first communicator
  * that needs it and written to the file: rank 0 and a rank of its host (shm), or rank 0 and
@@ -30,61 +31,6 @@
 #define DEFAULT_NET_ALPHA_US 20.0 /* docs/PERF.md, "Duet's net transport against ucx_perftest": */
 #define DEFAULT_NET_BETA_GBPS 0.5 /* put latency 19.9 us, put bandwidth 0.48-0.65 GB/s (veth TCP) */
 #define DEFAULT_MODEL ((duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, DEFAULT_NET_ALPHA_US, DEFAULT_NET_BETA_GBPS})
-
-/* The tune file of `kind` ("" the CPU channels; "gpu" the GPU executor: "-gpu" appended). */
-static void tune_path(const char *kind, char *out, size_t len)
-{
-    const char *set = duet_cfg()->tune_file, *dash = kind[0] ? "-" : "";
-    char host[64] = "host";
-    gethostname(host, sizeof host - 1);
-    if (set[0]) {
-        snprintf(out, len, "%s%s%s", set, dash, kind);
-        return;
-    }
-    const char *xdg = duet_foreign(XDG_CACHE_HOME), *home = duet_foreign(HOME);
-    if (xdg && xdg[0]) snprintf(out, len, "%s/duet/tune-%s%s%s.txt", xdg, host, dash, kind);
-    else if (home && home[0]) snprintf(out, len, "%s/.cache/duet/tune-%s%s%s.txt", home, host, dash, kind);
-    else snprintf(out, len, "/tmp/duet-tune-%d-%s%s%s.txt", (int)getuid(), host, dash, kind);
-}
-
-int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len)
-{
-    tune_path(kind, path, len);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    int ok = fscanf(f, "alpha_us %lf beta_gbps %lf", &m->alpha_us, &m->beta_gbps) == 2;
-    fclose(f);
-    return ok && m->alpha_us > 0 && m->beta_gbps > 0 ? 0 : -1;
-}
-
-static void mkdirs_for(const char *path)
-{
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0700);
-            *p = '/';
-        }
-}
-
-void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m)
-{
-    char path[512], tmp[600];
-    tune_path(kind, path, sizeof path);
-    mkdirs_for(path);
-    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return; /* a cache only: without it, the next run measures again */
-    fprintf(f, "alpha_us %.4f beta_gbps %.4f\n# measured by duet on the %s; delete to measure again\n",
-            m->alpha_us, m->beta_gbps, !kind[0] ? "shm transport" : strcmp(kind, "net") == 0 ? "net transport"
-                                                                                              : "GPU executor");
-    if (fclose(f) == 0 && rename(tmp, path) == 0)
-        DUET_LOG(INFO, TUNE, "wrote %s: alpha %.3f us, beta %.2f GB/s", path, m->alpha_us, m->beta_gbps);
-    else
-        unlink(tmp);
-}
 
 /* Blocking send / receive of one message on the channels, for the measurement. Its messages
  * are signed {call 0, hash 0}: no collective call has that number. */
@@ -161,10 +107,11 @@ static void apply_settings(duet_coll_model_t *m, const duet_cfg_t *cfg)
 }
 
 /* The tune file of `kind` into pair (alpha, beta); 1 when it was read. */
-static int read_pair(const char *kind, double *alpha, double *beta, char *path, size_t len)
+static int read_pair(const char *kind, const duet_coll_layout_t *lay, double *alpha, double *beta, char *path,
+                     size_t len)
 {
     duet_coll_model_t f;
-    if (duet_coll_tune_file_read(kind, &f, path, len) != 0) return 0;
+    if (duet_coll_tune_file_read(kind, lay, &f, path, len) != 0) return 0;
     *alpha = f.alpha_us;
     *beta = f.beta_gbps;
     return 1;
@@ -175,8 +122,8 @@ int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
     const duet_cfg_t *cfg = duet_cfg();
     char path[512], net_path[512];
     duet_coll_model_t m = DEFAULT_MODEL;
-    int from_file = read_pair("", &m.alpha_us, &m.beta_gbps, path, sizeof path);
-    read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, net_path, sizeof net_path);
+    int from_file = read_pair("", NULL, &m.alpha_us, &m.beta_gbps, path, sizeof path);
+    read_pair("net", NULL, &m.net_alpha_us, &m.net_beta_gbps, net_path, sizeof net_path);
     apply_settings(&m, cfg);
     int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_ALPHA_US and DUET_TUNE_BETA_GBPS");
@@ -195,7 +142,7 @@ void duet_coll_model_net_source(char *source, size_t len)
     const duet_cfg_t *cfg = duet_cfg();
     char path[512];
     double alpha, beta;
-    int from_file = read_pair("net", &alpha, &beta, path, sizeof path);
+    int from_file = read_pair("net", NULL, &alpha, &beta, path, sizeof path);
     int alpha_set = cfg->tune_net_alpha_us > 0, beta_set = cfg->tune_net_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_NET_ALPHA_US and DUET_TUNE_NET_BETA_GBPS");
     else
@@ -215,30 +162,43 @@ static void measure_pairs(duet_comm_t c, const int *host, int nhosts, int *near,
     }
 }
 
-/* c's host count and its pairs to measure (measure_pairs) */
-static duet_status_t pairs_of(duet_comm_t c, int *nhosts, int *near, int *far)
+duet_status_t duet_coll_layout_get(duet_comm_t c, duet_coll_layout_t *lay)
+{
+    const int *host;
+    int nhosts;
+    duet_status_t st = duet_coll_hosts_get(c, &host, &nhosts);
+    if (st) return st;
+    lay->hosts = nhosts, lay->ranks = 0;
+    for (int r = 0; r < c->size; r++) lay->ranks += host[r] == host[0];
+    return DUET_OK;
+}
+
+/* c's host count, its pairs to measure (measure_pairs) and its layout (the tune files' key) */
+static duet_status_t pairs_of(duet_comm_t c, int *nhosts, int *near, int *far, duet_coll_layout_t *lay)
 {
     const int *host;
     duet_status_t st = duet_coll_hosts_get(c, &host, nhosts);
-    if (st == DUET_OK) measure_pairs(c, host, *nhosts, near, far);
-    return st;
+    if (st) return st;
+    measure_pairs(c, host, *nhosts, near, far);
+    return duet_coll_layout_get(c, lay);
 }
 
 /* Measures the pairs asked for (x[0]: shm, x[1]: net; 0 no), rank 0 writes their tune files,
  * and every rank gets rank 0's model. */
-static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int near, int far, duet_coll_model_t *m)
+static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int near, int far,
+                                       const duet_coll_layout_t *lay, duet_coll_model_t *m)
 {
     duet_status_t st = DUET_OK;
     if (want[0] && (c->rank == 0 || c->rank == near)) {
         st = measure(c, 0, near, m);
-        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", m);
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", lay, m);
     }
     if (st == DUET_OK && want[1] && (c->rank == 0 || c->rank == far)) {
         duet_coll_model_t net = *m;
         st = measure(c, 0, far, &net);
         m->net_alpha_us = net.alpha_us;
         m->net_beta_gbps = net.beta_gbps;
-        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("net", &net);
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("net", lay, &net);
     }
     if (st == DUET_OK) st = duet_boot_bcast(&c->boot, m, sizeof *m);
     return st;
@@ -258,18 +218,19 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
         return DUET_OK;
     }
     int nhosts, near, far;
-    duet_status_t st = pairs_of(c, &nhosts, &near, &far);
+    duet_coll_layout_t lay;
+    duet_status_t st = pairs_of(c, &nhosts, &near, &far, &lay);
     if (st) return st;
     duet_coll_model_t m = DEFAULT_MODEL;
     int32_t want[2] = {0, 0}; /* measure the shm pair, the net pair */
     char path[512];
     if (c->rank == 0) {
-        if (!read_pair("", &m.alpha_us, &m.beta_gbps, path, sizeof path)) want[0] = near > 0;
-        if (!read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, path, sizeof path)) want[1] = far > 0;
+        if (!read_pair("", &lay, &m.alpha_us, &m.beta_gbps, path, sizeof path)) want[0] = near > 0;
+        if (!read_pair("net", &lay, &m.net_alpha_us, &m.net_beta_gbps, path, sizeof path)) want[1] = far > 0;
     }
     /* everyone learns which pairs measure */
     st = duet_boot_bcast(&c->boot, want, sizeof want);
-    if (st == DUET_OK) st = measure_and_share(c, want, near, far, &m);
+    if (st == DUET_OK) st = measure_and_share(c, want, near, far, &lay, &m);
     if (st) return st;
     apply_settings(&m, duet_cfg());
     log_model(&m, nhosts, want);
@@ -282,15 +243,16 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
 duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
 {
     int nhosts, near, far;
-    duet_status_t st = pairs_of(c, &nhosts, &near, &far);
+    duet_coll_layout_t lay;
+    duet_status_t st = pairs_of(c, &nhosts, &near, &far, &lay);
     if (st) return st;
     duet_coll_model_t m = DEFAULT_MODEL;
     if (c->rank == 0) { /* a pair not measured now keeps its file's numbers */
-        read_pair("", &m.alpha_us, &m.beta_gbps, (char[512]){0}, 512);
-        read_pair("net", &m.net_alpha_us, &m.net_beta_gbps, (char[512]){0}, 512);
+        read_pair("", &lay, &m.alpha_us, &m.beta_gbps, (char[512]){0}, 512);
+        read_pair("net", &lay, &m.net_alpha_us, &m.net_beta_gbps, (char[512]){0}, 512);
     }
     int32_t want[2] = {near > 0, far > 0};
-    st = measure_and_share(c, want, near, far, &m);
+    st = measure_and_share(c, want, near, far, &lay, &m);
     if (st == DUET_OK) {
         log_model(&m, nhosts, want);
         c->model = m;

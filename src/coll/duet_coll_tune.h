@@ -48,12 +48,27 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *model);
  * [0, nhosts), valid while c lives. Local: no exchange. */
 duet_status_t duet_coll_hosts_get(duet_comm_t c, const int **host, int *nhosts);
 
-/* The host's tune file of a model (`kind` "" for the CPU channels' shared memory, "net" for
- * the net transport's pair, "gpu" for the GPU executor): its one (alpha, beta) pair read into
- * m->alpha_us and m->beta_gbps (0 when it holds a usable pair, else -1; `path` gets its name),
- * or written (a cache only: failures are ignored). */
-int duet_coll_tune_file_read(const char *kind, duet_coll_model_t *m, char *path, size_t len);
-void duet_coll_tune_file_write(const char *kind, const duet_coll_model_t *m);
+/* The rank layout a measurement was made with (part of a tune file's key): ranks on rank 0's
+ * host, and hosts. */
+typedef struct {
+    int ranks, hosts;
+} duet_coll_layout_t;
+
+/* c's layout (local: the host map is known once the collectives have started). */
+duet_status_t duet_coll_layout_get(duet_comm_t c, duet_coll_layout_t *lay);
+
+/* The tune files (duet_coll_tune_file.c): a model's measured (alpha, beta) pair of one kind of
+ * link ("" the CPU channels' shared memory, "net" the net transport's, "gpu" the GPU
+ * executor's), kept per key: this machine's CPU model and cores, Duet's version and the
+ * layout (NULL when the reader does not know it: any layout matches). Read: the pair of the
+ * first line that matches into m->alpha_us and m->beta_gbps, 0; -1 when there is none (the
+ * file absent, or measured elsewhere: then the caller measures; `path` gets the file's name).
+ * Write: this key's line replaced, the others kept (a cache only: failures are ignored). */
+int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout, duet_coll_model_t *m, char *path,
+                             size_t len);
+void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layout, const duet_coll_model_t *m);
+/* This run's key, "cpu=... cores=N duet=X.Y.Z[ ranks=R hosts=H]", as the files hold it. */
+void duet_coll_tune_key(const duet_coll_layout_t *layout, char *out, size_t len);
 
 /* Forgets a communicator's decisions and repeat records (a new model: they were taken under
  * the old one), keeping what duet_coll_tune_force set. */

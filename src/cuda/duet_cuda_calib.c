@@ -69,7 +69,10 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *out)
     duet_coll_model_t m = {DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
     int32_t measure_it = 0;
     char path[512];
-    if (c->rank == 0 && duet_coll_tune_file_read("gpu", &m, path, sizeof path) != 0) {
+    duet_coll_layout_t lay;
+    duet_status_t lst = duet_coll_layout_get(c, &lay);
+    if (lst) return lst;
+    if (c->rank == 0 && duet_coll_tune_file_read("gpu", &lay, &m, path, sizeof path) != 0) {
         m = (duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, 0, 0};
         measure_it = c->size >= 2;
     }
@@ -79,7 +82,7 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *out)
         c->gpu_model_ready = 1;
         st = measure(c, &m);
         c->gpu_model_ready = 0;
-        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("gpu", &m);
+        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("gpu", &lay, &m);
     }
     if (st == DUET_OK) st = duet_boot_bcast(&c->boot, &m, sizeof m);
     if (st) return st;

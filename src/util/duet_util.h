@@ -109,8 +109,9 @@ void duet_log_set_rank(int rank);
       "1: a collective whose buffers lie in the symmetric heap moves data with one copy (the "  \
       "receiver reads the sender's heap); 0: always through the channels (two copies)")         \
     X(TUNE_FILE, tune_file, STR, "",                                                             \
-      "Where the measured alpha and beta of this host are kept (default: "                      \
-      "$XDG_CACHE_HOME/duet/tune-<host>.txt, else ~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)") \
+      "Where the measured alpha and beta of this host are kept, one line per CPU model, cores, "\
+      "Duet version and rank layout (default: $XDG_CACHE_HOME/duet/tune-<host>.txt, else "      \
+      "~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)")                               \
     X(TUNE_ALPHA_US, tune_alpha_us, NUM, "0", "Force the model's alpha (us per message); 0: measured")         \
     X(TUNE_BETA_GBPS, tune_beta_gbps, NUM, "0", "Force the model's bandwidth (GB/s); 0: measured")            \
     X(TUNE_NET_ALPHA_US, tune_net_alpha_us, NUM, "0",                                            \

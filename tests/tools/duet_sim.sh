@@ -54,7 +54,7 @@ cut -d, -f9 "$tmp/out" >"$tmp/ring_one"
 cmp -s "$tmp/ring_all" "$tmp/ring_one" || fail "-a ring differs from the ring column"
 
 # where the model comes from
-printf 'alpha_us 0.25 beta_gbps 5.5\n' >"$tmp/tune.txt"
+printf 'alpha_us=0.25 beta_gbps=5.5\n' >"$tmp/tune.txt"
 DUET_TUNE_FILE="$tmp/tune.txt" run allreduce -n 8 || fail "with a tune file: exit $?"
 grep -q "alpha 0.25 us per message, beta 5.5 GB/s (from the tune file $tmp/tune.txt)" "$tmp/out" ||
     fail "tune file not used: $(grep model: "$tmp/out")"
@@ -105,7 +105,7 @@ cmp -s "$tmp/h_all" "$tmp/h_one" || fail "-a hring differs from the hring column
 DUET_TUNE_NET_ALPHA_US=7 DUET_TUNE_NET_BETA_GBPS=1.5 run broadcast -n 8 --hosts 2 || fail "DUET_TUNE_NET_*: exit $?"
 grep -q 'between hosts alpha 7 us per message, beta 1.5 GB/s (from DUET_TUNE_NET_ALPHA_US and DUET_TUNE_NET_BETA_GBPS)' \
     "$tmp/out" || fail "DUET_TUNE_NET_* ignored: $(grep hosts: "$tmp/out")"
-printf 'alpha_us 12 beta_gbps 1.25\n' >"$tmp/tune.txt-net"
+printf 'alpha_us=12 beta_gbps=1.25\n' >"$tmp/tune.txt-net"
 DUET_TUNE_FILE="$tmp/tune.txt" run reduce -n 8 --hosts 2 || fail "net tune file: exit $?"
 grep -q "between hosts alpha 12 us per message, beta 1.25 GB/s (from the tune file $tmp/tune.txt-net)" "$tmp/out" ||
     fail "net tune file not used: $(grep hosts: "$tmp/out")"

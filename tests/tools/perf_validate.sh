@@ -16,7 +16,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/duet-validate.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
-printf 'alpha_us 0.3 beta_gbps 6\n' >"$tmp/tune.txt"
+printf 'alpha_us=0.3 beta_gbps=6\n' >"$tmp/tune.txt"
 export DUET_TUNE_FILE="$tmp/tune.txt"
 unset DUET_TUNE_ALPHA_US DUET_TUNE_BETA_GBPS DUET_ALGO
 

@@ -1,0 +1,195 @@
+/*
+ * The tune files: what the tuner measured, kept for the next run — and only for a run the
+ * numbers are valid for.
+ *
+ * One file per kind of link ("" the CPU channels' shared memory, "net", "gpu"), by default
+ * under $XDG_CACHE_HOME/duet or ~/.cache/duet (else /tmp), named after the host; DUET_TUNE_FILE
+ * names it instead ("-net", "-gpu" appended). A file holds one line per key, fields name=value
+ * separated by spaces:
+ *
+ *   cpu=AMD_EPYC_7B13 cores=2 duet=0.1.0 ranks=2 hosts=1 alpha_us=0.1096 beta_gbps=4.128
+ *
+ * The key is what makes the numbers valid: the CPU model (/proc/cpuinfo's "model name", spaces
+ * as _), the cores online, Duet's version and the layout of the communicator that measured
+ * (ranks on rank 0's host, hosts): two ranks on two cores do not behave as four. A line is used
+ * only when every key field it has equals this run's; a field it lacks matches anything (a line
+ * written by hand, "alpha_us=0.3 beta_gbps=6", holds on every machine), and a reader that does
+ * not know the layout (duet-sim) takes the first line of this machine and version. Lines of
+ * another form (an older Duet's "alpha_us 0.3 beta_gbps 6") are not used, so numbers measured
+ * by an earlier version are measured again rather than trusted for good. Writing keeps the
+ * other keys' lines and replaces this key's (a new file, renamed into place).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "coll/duet_coll_tune.h"
+
+#define LINE_MAX_ 512
+#define LINES_MAX 64
+
+/* The tune file of `kind`. */
+static void tune_path(const char *kind, char *out, size_t len)
+{
+    const char *set = duet_cfg()->tune_file, *dash = kind[0] ? "-" : "";
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    if (set[0]) {
+        snprintf(out, len, "%s%s%s", set, dash, kind);
+        return;
+    }
+    const char *xdg = duet_foreign(XDG_CACHE_HOME), *home = duet_foreign(HOME);
+    if (xdg && xdg[0]) snprintf(out, len, "%s/duet/tune-%s%s%s.txt", xdg, host, dash, kind);
+    else if (home && home[0]) snprintf(out, len, "%s/.cache/duet/tune-%s%s%s.txt", home, host, dash, kind);
+    else snprintf(out, len, "/tmp/duet-tune-%d-%s%s%s.txt", (int)getuid(), host, dash, kind);
+}
+
+/* The CPU model, as a word: /proc/cpuinfo's first "model name" (x86) or "Model" / "CPU part"
+ * (Arm), its spaces and '=' as '_'; "unknown" without one. */
+static void cpu_model(char *out, size_t len)
+{
+    snprintf(out, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[LINE_MAX_];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5) && strncmp(line, "CPU part", 8)) continue;
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t') v++;
+        v[strcspn(v, "\n")] = '\0';
+        if (v[0]) {
+            snprintf(out, len, "%s", v);
+            break;
+        }
+    }
+    if (f) fclose(f);
+    for (char *p = out; *p; p++)
+        if (*p == ' ' || *p == '\t' || *p == '=') *p = '_';
+}
+
+void duet_coll_tune_key(const duet_coll_layout_t *layout, char *out, size_t len)
+{
+    char cpu[128];
+    cpu_model(cpu, sizeof cpu);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int used = snprintf(out, len, "cpu=%s cores=%ld duet=%d.%d.%d", cpu, cores, DUET_VERSION_MAJOR, DUET_VERSION_MINOR,
+                        DUET_VERSION_PATCH);
+    if (layout && used > 0 && (size_t)used < len)
+        snprintf(out + used, len - (size_t)used, " ranks=%d hosts=%d", layout->ranks, layout->hosts);
+}
+
+/* Field `name` of a line of name=value fields into out (len bytes): 1 when the line has it. */
+static int field(const char *line, const char *name, char *out, size_t len)
+{
+    size_t n = strlen(name);
+    for (const char *p = line; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        size_t w = strcspn(p, " \t\n\r");
+        if (w > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+            size_t v = w - n - 1 < len - 1 ? w - n - 1 : len - 1;
+            memcpy(out, p + n + 1, v);
+            out[v] = '\0';
+            return 1;
+        }
+        p += w;
+    }
+    return 0;
+}
+
+static const char *const key_fields[] = {"cpu", "cores", "duet", "ranks", "hosts"};
+
+/* Whether a line's key fields all equal key's (those it lacks match; ranks and hosts match
+ * anything when key has none). */
+static int key_matches(const char *line, const char *key)
+{
+    for (size_t i = 0; i < DUET_ARRAY_LEN(key_fields); i++) {
+        char mine[128], theirs[128];
+        if (!field(line, key_fields[i], theirs, sizeof theirs)) continue;
+        if (!field(key, key_fields[i], mine, sizeof mine)) continue;
+        if (strcmp(mine, theirs) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Whether a line holds the same key as `key` exactly (the line to replace on writing). */
+static int same_key(const char *line, const char *key)
+{
+    for (size_t i = 0; i < DUET_ARRAY_LEN(key_fields); i++) {
+        char mine[128], theirs[128];
+        int a = field(line, key_fields[i], theirs, sizeof theirs), b = field(key, key_fields[i], mine, sizeof mine);
+        if (a != b || (a && strcmp(mine, theirs) != 0)) return 0;
+    }
+    return 1;
+}
+
+int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout, duet_coll_model_t *m, char *path,
+                             size_t len)
+{
+    tune_path(kind, path, len);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char key[320], line[LINE_MAX_], a[64], b[64];
+    duet_coll_tune_key(layout, key, sizeof key);
+    int found = -1, lines = 0;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strchr(line, '=')) continue;
+        lines++;
+        if (!key_matches(line, key) || !field(line, "alpha_us", a, sizeof a) || !field(line, "beta_gbps", b, sizeof b))
+            continue;
+        char *ea, *eb;
+        double alpha = strtod(a, &ea), beta = strtod(b, &eb);
+        if (*ea || *eb || !(alpha > 0) || !(beta > 0)) continue;
+        m->alpha_us = alpha, m->beta_gbps = beta;
+        found = 0;
+    }
+    fclose(f);
+    if (found < 0)
+        DUET_LOG(INFO, TUNE, "%s: %s for %s (measured elsewhere, by another version or for another layout)", path,
+                 lines ? "no line" : "no usable line", key);
+    return found;
+}
+
+static void mkdirs_for(const char *path)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+}
+
+void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layout, const duet_coll_model_t *m)
+{
+    char path[512], tmp[600], key[320];
+    tune_path(kind, path, sizeof path);
+    duet_coll_tune_key(layout, key, sizeof key);
+    /* the other keys' lines stay */
+    char (*keep)[LINE_MAX_] = calloc(LINES_MAX, LINE_MAX_);
+    int nkeep = 0;
+    FILE *old = keep ? fopen(path, "r") : NULL;
+    while (old && nkeep < LINES_MAX && fgets(keep[nkeep], LINE_MAX_, old))
+        if (keep[nkeep][0] != '#' && strchr(keep[nkeep], '=') && !same_key(keep[nkeep], key)) nkeep++;
+    if (old) fclose(old);
+    mkdirs_for(path);
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) { /* a cache only: without it, the next run measures again */
+        free(keep);
+        return;
+    }
+    fprintf(f, "# duet's tune file (%s): one line per machine, version and rank layout; delete to measure again\n",
+            !kind[0] ? "shm transport" : strcmp(kind, "net") == 0 ? "net transport" : "GPU executor");
+    for (int i = 0; i < nkeep; i++) fprintf(f, "%s%s", keep[i], strchr(keep[i], '\n') ? "" : "\n");
+    fprintf(f, "%s alpha_us=%.4f beta_gbps=%.4f\n", key, m->alpha_us, m->beta_gbps);
+    free(keep);
+    if (fclose(f) == 0 && rename(tmp, path) == 0)
+        DUET_LOG(INFO, TUNE, "wrote %s: %s: alpha %.3f us, beta %.2f GB/s", path, key, m->alpha_us, m->beta_gbps);
+    else
+        unlink(tmp);
+}
