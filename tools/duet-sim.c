@@ -13,7 +13,8 @@
  * --net-beta, else DUET_TUNE_NET_*, the net tune file, the defaults), as in the tuner.
  *
  * The numbers are the tuner's own (src/coll/duet_coll_predict.h): the same method for the
- * call's size (simulated up to 16 ranks, per-rank model up to 4096, analytic beyond), the
+ * call's size (simulated up to 16 ranks, extended in size past the simulator's bound, analytic
+ * anchored at 16 ranks beyond), the
  * same candidates and the same choice. The model: --alpha / --beta, else what a
  * communicator on this host would load without measuring (DUET_TUNE_ALPHA_US and
  * DUET_TUNE_BETA_GBPS, the tune file, the defaults); the header says which. The channel
@@ -63,9 +64,10 @@ static void usage(FILE *f)
             "tune file (written by `duetrun -n 2 duet-perf --calibrate`), else the defaults.\n"
             "sizes as duet-perf: S is the bytes of a rank's largest buffer; count = S / sizeof(T),\n"
             "divided by the rank count for allgather, reducescatter and alltoall.\n"
-            "method: simulated (<= 16 ranks, small calls), per-rank model (<= %d ranks),\n"
-            "analytic (closed forms, any rank count); src/coll/duet_coll_predict.h explains them.\n",
-            INT_MAX, DUET_PREDICT_BUILD_RANKS);
+            "method: simulated (<= 16 ranks, small calls), simulated and extended in size (<= 16\n"
+            "ranks, larger calls), analytic (closed forms anchored at 16 ranks, more ranks);\n"
+            "src/coll/duet_coll_predict.h explains them.\n",
+            INT_MAX);
 }
 
 /* A command-line error: one line on stderr, exit 2. */

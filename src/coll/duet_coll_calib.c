@@ -30,7 +30,9 @@
 #define DEFAULT_BETA_GBPS 8.0
 #define DEFAULT_NET_ALPHA_US 20.0 /* docs/PERF.md, "Duet's net transport against ucx_perftest": */
 #define DEFAULT_NET_BETA_GBPS 0.5 /* put latency 19.9 us, put bandwidth 0.48-0.65 GB/s (veth TCP) */
-#define DEFAULT_MODEL ((duet_coll_model_t){DEFAULT_ALPHA_US, DEFAULT_BETA_GBPS, DEFAULT_NET_ALPHA_US, DEFAULT_NET_BETA_GBPS})
+#define DEFAULT_MODEL                                                                                    \
+    ((duet_coll_model_t){.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS,                   \
+                         .net_alpha_us = DEFAULT_NET_ALPHA_US, .net_beta_gbps = DEFAULT_NET_BETA_GBPS})
 
 /* Blocking send / receive of one message on the channels, for the measurement. Its messages
  * are signed {call 0, hash 0}: no collective call has that number. */
@@ -64,36 +66,58 @@ static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
     return duet_coll_chan_release(c, c->chan, peer);
 }
 
-/* Ranks x and y measure their link into m->alpha_us and m->beta_gbps; the others only wait for
- * the broadcast. */
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The median of v[0..n) (sorted in place) and its spread, (max - min) / median. */
+static double median_spread(double *v, int n, double *spread)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    *spread = med > 0 ? (v[n - 1] - v[0]) / med : 0;
+    return med;
+}
+
+/* Ranks x and y measure their link into m->alpha_us and m->beta_gbps (the medians of REPS
+ * repeats, their spreads in m->alpha_spread and m->beta_spread: one slow moment of the
+ * machine moves a median little, where it moved the single measurement this replaced by 4x);
+ * the others only wait for the broadcast. */
 static duet_status_t measure(duet_comm_t c, int x, int y, duet_coll_model_t *m)
 {
-    enum { ROUNDS = 2000, STREAM = 64 };
+    enum { REPS = 7, ROUNDS = 400, STREAM = 32 };
     size_t chunk = c->chan->chunk;
     char *buf = calloc(1, chunk);
     if (!buf) return DUET_FAIL(DUET_ERR_NO_MEMORY, TUNE, "calibration: out of host memory");
     duet_status_t st = DUET_OK;
     int peer = c->rank == x ? y : x, lead = c->rank == x;
-    uint64_t t0 = duet_time_ns();
-    for (int i = 0; i < ROUNDS && st == DUET_OK; i++) {
-        if (lead) {
-            st = send_msg(c, peer, buf, 8);
-            if (!st) st = recv_msg(c, peer, buf, 8);
-        } else {
-            st = recv_msg(c, peer, buf, 8);
-            if (!st) st = send_msg(c, peer, buf, 8);
+    double alpha[REPS], beta[REPS];
+    for (int rep = 0; rep < REPS && st == DUET_OK; rep++) {
+        uint64_t t0 = duet_time_ns();
+        for (int i = 0; i < ROUNDS && st == DUET_OK; i++) {
+            if (lead) {
+                st = send_msg(c, peer, buf, 8);
+                if (!st) st = recv_msg(c, peer, buf, 8);
+            } else {
+                st = recv_msg(c, peer, buf, 8);
+                if (!st) st = send_msg(c, peer, buf, 8);
+            }
         }
+        uint64_t t1 = duet_time_ns();
+        for (int i = 0; i < STREAM && st == DUET_OK; i++)
+            st = lead ? send_msg(c, peer, buf, chunk) : recv_msg(c, peer, buf, chunk);
+        if (st == DUET_OK) st = lead ? recv_msg(c, peer, buf, 8) : send_msg(c, peer, buf, 8); /* all consumed */
+        uint64_t t2 = duet_time_ns();
+        alpha[rep] = (double)(t1 - t0) * 1e-3 / ROUNDS / 2;
+        double stream_us = (double)(t2 - t1) * 1e-3 - 2 * alpha[rep];
+        beta[rep] = (double)(chunk * STREAM) / (stream_us > 0 ? stream_us : 1) * 1e-3;
     }
-    uint64_t t1 = duet_time_ns();
-    for (int i = 0; i < STREAM && st == DUET_OK; i++)
-        st = lead ? send_msg(c, peer, buf, chunk) : recv_msg(c, peer, buf, chunk);
-    if (st == DUET_OK) st = lead ? recv_msg(c, peer, buf, 8) : send_msg(c, peer, buf, 8); /* all consumed */
-    uint64_t t2 = duet_time_ns();
     free(buf);
     if (st) return st;
-    m->alpha_us = (double)(t1 - t0) * 1e-3 / ROUNDS / 2;
-    double stream_us = (double)(t2 - t1) * 1e-3 - 2 * m->alpha_us;
-    m->beta_gbps = (double)(chunk * STREAM) / (stream_us > 0 ? stream_us : 1) * 1e-3;
+    m->alpha_us = median_spread(alpha, REPS, &m->alpha_spread);
+    m->beta_gbps = median_spread(beta, REPS, &m->beta_spread);
     return DUET_OK;
 }
 
@@ -106,14 +130,18 @@ static void apply_settings(duet_coll_model_t *m, const duet_cfg_t *cfg)
     if (cfg->tune_net_beta_gbps > 0) m->net_beta_gbps = cfg->tune_net_beta_gbps;
 }
 
-/* The tune file of `kind` into pair (alpha, beta); 1 when it was read. */
-static int read_pair(const char *kind, const duet_coll_layout_t *lay, double *alpha, double *beta, char *path,
-                     size_t len)
+/* The tune file of `kind` ("" shm, "net") into m's pair of that kind (the shm pair with its
+ * spreads); 1 when it was read. */
+static int read_pair(const char *kind, const duet_coll_layout_t *lay, duet_coll_model_t *m, char *path, size_t len)
 {
-    duet_coll_model_t f;
+    duet_coll_model_t f = {0};
     if (duet_coll_tune_file_read(kind, lay, &f, path, len) != 0) return 0;
-    *alpha = f.alpha_us;
-    *beta = f.beta_gbps;
+    if (kind[0]) {
+        m->net_alpha_us = f.alpha_us, m->net_beta_gbps = f.beta_gbps;
+    } else {
+        m->alpha_us = f.alpha_us, m->beta_gbps = f.beta_gbps;
+        m->alpha_spread = f.alpha_spread, m->beta_spread = f.beta_spread;
+    }
     return 1;
 }
 
@@ -122,8 +150,8 @@ int duet_coll_model_local(duet_coll_model_t *out, char *source, size_t len)
     const duet_cfg_t *cfg = duet_cfg();
     char path[512], net_path[512];
     duet_coll_model_t m = DEFAULT_MODEL;
-    int from_file = read_pair("", NULL, &m.alpha_us, &m.beta_gbps, path, sizeof path);
-    read_pair("net", NULL, &m.net_alpha_us, &m.net_beta_gbps, net_path, sizeof net_path);
+    int from_file = read_pair("", NULL, &m, path, sizeof path);
+    read_pair("net", NULL, &m, net_path, sizeof net_path);
     apply_settings(&m, cfg);
     int alpha_set = cfg->tune_alpha_us > 0, beta_set = cfg->tune_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_ALPHA_US and DUET_TUNE_BETA_GBPS");
@@ -141,8 +169,8 @@ void duet_coll_model_net_source(char *source, size_t len)
 {
     const duet_cfg_t *cfg = duet_cfg();
     char path[512];
-    double alpha, beta;
-    int from_file = read_pair("net", NULL, &alpha, &beta, path, sizeof path);
+    duet_coll_model_t scratch = {0};
+    int from_file = read_pair("net", NULL, &scratch, path, sizeof path);
     int alpha_set = cfg->tune_net_alpha_us > 0, beta_set = cfg->tune_net_beta_gbps > 0;
     if (alpha_set && beta_set) snprintf(source, len, "DUET_TUNE_NET_ALPHA_US and DUET_TUNE_NET_BETA_GBPS");
     else
@@ -225,8 +253,8 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     int32_t want[2] = {0, 0}; /* measure the shm pair, the net pair */
     char path[512];
     if (c->rank == 0) {
-        if (!read_pair("", &lay, &m.alpha_us, &m.beta_gbps, path, sizeof path)) want[0] = near > 0;
-        if (!read_pair("net", &lay, &m.net_alpha_us, &m.net_beta_gbps, path, sizeof path)) want[1] = far > 0;
+        if (!read_pair("", &lay, &m, path, sizeof path)) want[0] = near > 0;
+        if (!read_pair("net", &lay, &m, path, sizeof path)) want[1] = far > 0;
     }
     /* everyone learns which pairs measure */
     st = duet_boot_bcast(&c->boot, want, sizeof want);
@@ -248,8 +276,8 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
     if (st) return st;
     duet_coll_model_t m = DEFAULT_MODEL;
     if (c->rank == 0) { /* a pair not measured now keeps its file's numbers */
-        read_pair("", &lay, &m.alpha_us, &m.beta_gbps, (char[512]){0}, 512);
-        read_pair("net", &lay, &m.net_alpha_us, &m.net_beta_gbps, (char[512]){0}, 512);
+        read_pair("", &lay, &m, (char[512]){0}, 512);
+        read_pair("net", &lay, &m, (char[512]){0}, 512);
     }
     int32_t want[2] = {near > 0, far > 0};
     st = measure_and_share(c, want, near, far, &lay, &m);

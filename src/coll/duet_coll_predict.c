@@ -16,9 +16,16 @@
 #define SIMULATE_UP_TO 16
 #define SIMULATE_STEPS_MAX 40000 /* about the steps of all ranks, for the widest algorithm */
 
+static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+                                    const duet_coll_model_t *m, double *us);
+static duet_status_t anchored_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+                                   const duet_coll_model_t *m, double *us);
+
 const char *duet_predict_how_name(duet_predict_how_t how)
 {
-    return how == DUET_PREDICT_SIMULATED ? "simulated" : how == DUET_PREDICT_PER_RANK ? "per-rank model" : "analytic";
+    return how == DUET_PREDICT_SIMULATED      ? "simulated"
+           : how == DUET_PREDICT_EXTRAPOLATED ? "extended simulation"
+                                              : "analytic";
 }
 
 size_t duet_coll_predict_chunk(void)
@@ -33,45 +40,24 @@ int duet_coll_predict_slots(void)
     return slots < 2 ? 2 : (int)slots;
 }
 
-/* Chunks of a rank's count (a block for the block collectives), plus one. */
-static double chunks_of(const duet_coll_args_t *a)
+/* Whether every rank's schedule of shape a fits the simulator's budget: even the most
+ * message-hungry algorithm (one-shot: about 2 n^2 messages per chunk in all) stays under
+ * SIMULATE_STEPS_MAX steps, so a decision costs at most some ms, once per call shape and
+ * communicator. (The chunks are counted over n times a rank's bytes, as the tuner always
+ * has: generous for allreduce.) */
+static int fits_simulator(const duet_coll_args_t *a)
 {
-    return (double)(a->count * a->elem / duet_coll_chunk(a) + 1);
+    double n = a->nranks;
+    size_t all_bytes = a->count * a->elem * (size_t)a->nranks;
+    double sim_chunks = (double)(all_bytes / duet_coll_chunk(a) + 1);
+    return a->nranks <= SIMULATE_UP_TO && sim_chunks * 2.0 * n * n <= SIMULATE_STEPS_MAX;
 }
 
 duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a)
 {
-    /* simulate when even the most message-hungry algorithm (one-shot: about 2 n^2 messages
-     * per chunk in all) stays under SIMULATE_STEPS_MAX steps — a decision then costs at most
-     * some tens of ms, once per call shape and communicator. (The chunks are counted over n
-     * times a rank's bytes, as the tuner always has: generous for allreduce.) */
-    double n = a->nranks, chunks = chunks_of(a);
-    size_t all_bytes = a->count * a->elem * (size_t)a->nranks;
-    double sim_chunks = (double)(all_bytes / duet_coll_chunk(a) + 1);
-    if (a->nranks <= SIMULATE_UP_TO && sim_chunks * 2.0 * n * n <= SIMULATE_STEPS_MAX) return DUET_PREDICT_SIMULATED;
-    /* build a few ranks' schedules while the widest (one-shot, direct: about 2 n steps per
-     * chunk) stays small; past that, building alone would take seconds and gigabytes */
-    if (a->nranks <= DUET_PREDICT_BUILD_RANKS && chunks * 2.0 * n <= DUET_PREDICT_BUILD_STEPS)
-        return DUET_PREDICT_PER_RANK;
-    return DUET_PREDICT_ANALYTIC;
-}
-
-/* The model's cost of one rank's schedule: each message pays alpha, each byte beta (those of
- * its link's class: duet_coll_model_link). */
-static double sched_cost(const duet_sched_t *s, const duet_coll_args_t *a, const duet_coll_model_t *m)
-{
-    double msgs = 0, bytes = 0, net_msgs = 0, net_bytes = 0; /* by link class */
-    int has_net = m->net_alpha_us > 0 && m->net_beta_gbps > 0;
-    for (int i = 0; i < s->nsteps; i++) {
-        const duet_step_t *st = &s->steps[i];
-        if (st->kind == DUET_STEP_SEND) continue; /* count each transfer once, at its receiver */
-        int net = has_net && (st->kind == DUET_STEP_RECV || st->kind == DUET_STEP_RECV_REDUCE) &&
-                  duet_coll_across(a, s->rank, st->peer);
-        if (st->kind != DUET_STEP_COPY) *(net ? &net_msgs : &msgs) += 1;
-        *(net ? &net_bytes : &bytes) += (double)st->bytes;
-    }
-    double cost = msgs * m->alpha_us + bytes * (1.0 / (m->beta_gbps * 1e3));
-    return has_net ? cost + net_msgs * m->net_alpha_us + net_bytes * (1.0 / (m->net_beta_gbps * 1e3)) : cost;
+    if (a->nranks > SIMULATE_UP_TO) return DUET_PREDICT_ANALYTIC;
+    if (fits_simulator(a)) return DUET_PREDICT_SIMULATED;
+    return DUET_PREDICT_EXTRAPOLATED;
 }
 
 static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
@@ -94,25 +80,97 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
     return DUET_OK;
 }
 
-/* The largest per-rank cost over all ranks (up to 16) or a fixed sample of ranks. */
-static duet_status_t per_rank_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+/* About the steps of all ranks' schedules of call a: n times the longer of rank 0's and rank
+ * n-1's (building two schedules is cheap next to simulating them all); 0 when it refuses. */
+static double all_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a, duet_status_t *st)
+{
+    int most = 0;
+    *st = DUET_OK;
+    for (int r = 0; r < a->nranks && !*st; r += a->nranks > 1 ? a->nranks - 1 : 1) {
+        duet_coll_args_t ra = *a;
+        ra.rank = r;
+        duet_sched_t s;
+        duet_sched_init(&s, r, a->nranks, a->elem);
+        *st = al->build(&ra, &s);
+        if (!*st && s.nsteps > most) most = s.nsteps;
+        duet_sched_free(&s);
+    }
+    return (double)most * a->nranks;
+}
+
+/* A call too big to simulate on few ranks: simulated at the largest count whose schedules
+ * (this algorithm's, counted) fit SIMULATE_STEPS_MAX and at half of it, and extended along
+ * the line through the two (past a few chunks a pipeline's time grows by the same amount per
+ * chunk), so that it meets the simulator at its boundary. */
+static duet_status_t extrapolated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
+                                       const duet_coll_model_t *m, double *us)
+{
+    duet_status_t st;
+    double steps = all_steps(al, a, &st);
+    if (st) return st;
+    if (steps <= SIMULATE_STEPS_MAX) return simulated_cost(al, a, m, us); /* it fits after all */
+    duet_coll_args_t hi = *a, lo = *a;
+    hi.count = (size_t)((double)a->count * (SIMULATE_STEPS_MAX / steps));
+    while (hi.count >= 8 && all_steps(al, &hi, &st) > SIMULATE_STEPS_MAX && !st) hi.count = hi.count * 7 / 8;
+    if (st) return st;
+    if (hi.count < 8) return anchored_cost(al, a, m, us); /* not even a few elements: the form */
+    lo.count = hi.count / 2;
+    double t_hi, t_lo;
+    st = simulated_cost(al, &hi, m, &t_hi);
+    if (st == DUET_OK) st = simulated_cost(al, &lo, m, &t_lo);
+    if (st) return st;
+    double slope = (t_hi - t_lo) / (double)(hi.count - lo.count);
+    *us = t_hi + (slope > 0 ? slope : 0) * (double)(a->count - hi.count);
+    return DUET_OK;
+}
+
+/* Critical-path lower bounds a prediction never goes below: a ring allreduce's 2(n-1)
+ * messages one after another, a ring allgather's or reduce-scatter's n-1, a chain's n-1, a
+ * binary tree's depth (twice for an allreduce: up and down), recursive doubling's log2
+ * rounds. (alpha: the cheapest link's.) */
+static double lower_bound(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m)
+{
+    long long n = a->nranks;
+    if (n <= 1 || a->count == 0) return 0;
+    double alpha = m->alpha_us;
+    if (m->net_alpha_us > 0 && m->net_alpha_us < alpha) alpha = m->net_alpha_us;
+    int depth = 0, lg = 0;
+    while ((2LL << depth) <= n) depth++; /* floor(log2 n): the heap's deepest level */
+    lg = depth;
+    const char *name = al->name;
+    int allreduce = al->kind == DUET_COLL_ALLREDUCE;
+    if (!strcmp(name, "ring")) return (allreduce ? 2.0 : 1.0) * (double)(n - 1) * alpha;
+    if (!strcmp(name, "chain")) return (double)(n - 1) * alpha;
+    if (!strcmp(name, "tree") || !strcmp(name, "dbtree")) return (allreduce ? 2.0 : 1.0) * depth * alpha;
+    if (!strcmp(name, "rd") || !strcmp(name, "rhd")) return lg * alpha;
+    return alpha; /* one message at least */
+}
+
+/* The closed form for n > SIMULATE_UP_TO ranks on one host, anchored at SIMULATE_UP_TO ranks:
+ * scaled by what the simulator (or its extension in size) gives there over what the form
+ * gives there, so that the two methods meet at their boundary; the forms' error changes
+ * slowly with n (tests/unit/test_predict.c). Over several hosts the form alone (the first
+ * ranks would not show the hosts' pattern). */
+static duet_status_t anchored_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
                                    const duet_coll_model_t *m, double *us)
 {
-    int sample[6] = {0, 1, 2, a->nranks / 2, a->nranks - 2, a->nranks - 1}, nsample = 6;
-    int all = a->nranks <= 16;
-    *us = 0;
-    for (int i = 0; i < (all ? a->nranks : nsample); i++) {
-        duet_coll_args_t ra = *a;
-        ra.rank = all ? i : sample[i];
-        if (ra.rank < 0 || ra.rank >= a->nranks) continue;
-        duet_sched_t s;
-        duet_sched_init(&s, ra.rank, ra.nranks, ra.elem);
-        duet_status_t st = al->build(&ra, &s);
-        double c = st == DUET_OK ? sched_cost(&s, &ra, m) : 0;
-        duet_sched_free(&s);
-        if (st) return st;
-        if (c > *us) *us = c;
+    duet_status_t st = duet_coll_predict_analytic(al, a, m, us);
+    if (st || (a->host && a->nhosts > 1) || a->nranks <= SIMULATE_UP_TO || a->count == 0) return st;
+    duet_coll_args_t b = *a;
+    b.nranks = SIMULATE_UP_TO;
+    b.rank = 0;
+    b.root = a->root % SIMULATE_UP_TO;
+    double sim = 0, form = 0;
+    duet_predict_how_t how = duet_coll_predict_how(&b);
+    if (how == DUET_PREDICT_ANALYTIC) return DUET_OK; /* the form there too */
+    st = how == DUET_PREDICT_SIMULATED ? simulated_cost(al, &b, m, &sim) : extrapolated_cost(al, &b, m, &sim);
+    if (st == DUET_ERR_UNSUPPORTED) { /* refused at 16 ranks, not at n (rd allgather off powers of two) */
+        duet_error_clear();
+        return DUET_OK;
     }
+    if (st == DUET_OK) st = duet_coll_predict_analytic(al, &b, m, &form);
+    if (st) return st;
+    if (sim > 0 && form > 0) *us *= sim / form;
     return DUET_OK;
 }
 
@@ -139,11 +197,15 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
         *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h;
         return DUET_OK;
     }
+    duet_status_t st;
     switch (how) {
-    case DUET_PREDICT_SIMULATED: return simulated_cost(al, a, m, us);
-    case DUET_PREDICT_PER_RANK: return per_rank_cost(al, a, m, us);
-    default: return duet_coll_predict_analytic(al, a, m, us);
+    case DUET_PREDICT_SIMULATED: st = simulated_cost(al, a, m, us); break;
+    case DUET_PREDICT_EXTRAPOLATED: st = extrapolated_cost(al, a, m, us); break;
+    default: st = anchored_cost(al, a, m, us);
     }
+    double floor_us = st == DUET_OK ? lower_bound(al, a, m) : 0;
+    if (st == DUET_OK && *us < floor_us) *us = floor_us;
+    return st;
 }
 
 duet_status_t duet_coll_predict_all(const duet_coll_args_t *a, const duet_coll_model_t *m, const char *only,

@@ -3,16 +3,23 @@
  * alpha-beta model: the numbers the tuner (duet_coll_tune.c) compares and duet-sim prints.
  *
  * One call shape is costed by one method, the same for every candidate algorithm (so the
- * comparison is fair) and on every rank (so every rank picks the same):
+ * comparison is fair) and on every rank (so every rank picks the same); the methods meet at
+ * their boundaries, so a prediction does not jump where the method changes:
  *
  *   simulated   up to 16 ranks and a bounded number of steps: every rank's schedule runs in
  *               the schedule simulator (duet_coll_sim.h) and the makespan counts — the
  *               critical path, overlaps and pipelining included;
- *   per-rank    up to DUET_PREDICT_BUILD_RANKS ranks while a schedule stays under about
- *               DUET_PREDICT_BUILD_STEPS steps: the largest, over a sample of ranks, of
- *               messages x alpha + bytes x beta of the rank's own schedule;
- *   analytic    beyond: a closed form per algorithm (duet_coll_formula.c), with no schedule
- *               built, so a call of millions of ranks is costed in microseconds.
+ *   simulated, extended in size   up to 16 ranks, a call too big for that: simulated at
+ *               the largest count within the bound and at half of it, and extended along
+ *               the line through the two;
+ *   analytic    beyond 16 ranks: a closed form per algorithm (duet_coll_formula.c), with no
+ *               schedule built, so a call of millions of ranks is costed in microseconds;
+ *               on one host scaled by the ratio of the simulator's time to the form's at
+ *               16 ranks (anchored), so that it meets the simulator at 17 ranks.
+ *
+ * No prediction is below its algorithm's critical path of messages: 2(n-1) alpha for a ring
+ * allreduce, (n-1) for a ring allgather or reduce-scatter and a chain, a binary tree's
+ * depth (twice for an allreduce), log2 n rounds of recursive doubling / halving.
  *
  * The closed forms approximate the simulator's makespan: a message of m bytes costs its
  * sender m x beta/2, arrives alpha later and costs its receiver m x beta/2; a local copy or
@@ -47,10 +54,10 @@
  *
  * Links of two classes (docs/NETWORK.md 2.7): with a host map (duet_coll_args_t.host) and a
  * net pair in the model, a message between hosts costs the net alpha and beta, one inside a
- * host the shared-memory pair — in the simulator message by message, in the per-rank model
- * receive by receive. The closed forms of a flat algorithm over several hosts take the net
- * pair for every message (the slowest link paces a ring or a tree round); those of the
- * hierarchical ones add their phases: inside the host at the shm pair, across at the net pair
+ * host the shared-memory pair — in the simulator message by message. The closed forms of a
+ * flat algorithm over several hosts take the net pair for every message (the slowest link
+ * paces a ring or a tree round); those of the hierarchical ones add their phases: inside the
+ * host at the shm pair, across at the net pair
  *
  *   hring, hdbtree allreduce   (P-1 + L-1) h w + alpha        reduce-scatter in the host
  *                              + ring / dbtree over H hosts of the part w (net)
@@ -64,13 +71,11 @@
 
 #include "coll/duet_coll_tune.h"
 
-#define DUET_PREDICT_BUILD_RANKS 4096     /* per-rank model: at most this many ranks ...       */
-#define DUET_PREDICT_BUILD_STEPS (1 << 18) /* ... and schedules of about this many steps      */
 #define DUET_PREDICT_MAX 16               /* candidates of one collective, at most            */
 
-typedef enum { DUET_PREDICT_SIMULATED, DUET_PREDICT_PER_RANK, DUET_PREDICT_ANALYTIC } duet_predict_how_t;
+typedef enum { DUET_PREDICT_SIMULATED, DUET_PREDICT_EXTRAPOLATED, DUET_PREDICT_ANALYTIC } duet_predict_how_t;
 
-/* "simulated", "per-rank model", "analytic" */
+/* "simulated", "extended simulation" (simulated, extended in size where too big), "analytic" */
 const char *duet_predict_how_name(duet_predict_how_t how);
 
 /* The model's (alpha, beta) for a message between ranks x and y of call a: the net pair when

@@ -4,8 +4,8 @@
  * DUET_ALGO forces a choice, for all collectives ("ring") or per collective
  * ("allreduce:tree,broadcast:ring"); a forced algorithm that cannot run the call is an
  * error, never a silent fallback. Otherwise every algorithm of the collective is costed
- * under the alpha-beta model of the transport (duet_coll_predict.h: simulated, per-rank or
- * analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
+ * under the alpha-beta model of the transport (duet_coll_predict.h: simulated, extended in
+ * size, or analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
  * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick. Where the ranks span hosts
  * (duet_coll_hosts.c), the candidates include the hierarchical algorithms (duet_coll_hier.c),
  * messages between hosts are priced at the model's net pair, and the log line says so:

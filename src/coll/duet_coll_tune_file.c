@@ -8,6 +8,7 @@
  * separated by spaces:
  *
  *   cpu=AMD_EPYC_7B13 cores=2 duet=0.1.0 ranks=2 hosts=1 alpha_us=0.1096 beta_gbps=4.128
+ *       alpha_spread=0.120 beta_spread=0.080      (one line: the repeats' (max - min) / median)
  *
  * The key is what makes the numbers valid: the CPU model (/proc/cpuinfo's "model name", spaces
  * as _), the cores online, Duet's version and the layout of the communicator that measured
@@ -143,6 +144,8 @@ int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout,
         double alpha = strtod(a, &ea), beta = strtod(b, &eb);
         if (*ea || *eb || !(alpha > 0) || !(beta > 0)) continue;
         m->alpha_us = alpha, m->beta_gbps = beta;
+        m->alpha_spread = field(line, "alpha_spread", a, sizeof a) ? strtod(a, NULL) : 0;
+        m->beta_spread = field(line, "beta_spread", b, sizeof b) ? strtod(b, NULL) : 0;
         found = 0;
     }
     fclose(f);
@@ -186,7 +189,8 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layou
     fprintf(f, "# duet's tune file (%s): one line per machine, version and rank layout; delete to measure again\n",
             !kind[0] ? "shm transport" : strcmp(kind, "net") == 0 ? "net transport" : "GPU executor");
     for (int i = 0; i < nkeep; i++) fprintf(f, "%s%s", keep[i], strchr(keep[i], '\n') ? "" : "\n");
-    fprintf(f, "%s alpha_us=%.4f beta_gbps=%.4f\n", key, m->alpha_us, m->beta_gbps);
+    fprintf(f, "%s alpha_us=%.4f beta_gbps=%.4f alpha_spread=%.3f beta_spread=%.3f\n", key, m->alpha_us, m->beta_gbps,
+            m->alpha_spread, m->beta_spread);
     free(keep);
     if (fclose(f) == 0 && rename(tmp, path) == 0)
         DUET_LOG(INFO, TUNE, "wrote %s: %s: alpha %.3f us, beta %.2f GB/s", path, key, m->alpha_us, m->beta_gbps);

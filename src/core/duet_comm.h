@@ -17,6 +17,9 @@ typedef struct {
     double alpha_us;  /* per message */
     double beta_gbps; /* bytes per ns */
     double net_alpha_us, net_beta_gbps; /* between hosts; 0: as above */
+    /* how far the repeats of the measurement that gave the first pair spread: (max - min) /
+     * median of alpha and of beta (0: not measured, or not known) */
+    double alpha_spread, beta_spread;
 } duet_coll_model_t;
 
 struct duet_comm {

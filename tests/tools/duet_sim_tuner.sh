@@ -63,7 +63,7 @@ $(cat "$tmp/diff")"
 }
 
 check allreduce 2 -b 8 -e 4M -f 8
-# 4 B .. 64 MiB: from 64 MiB on 4 ranks the tuner stops simulating (per-rank model)
+# 4 B .. 64 MiB: at 64 MiB on 4 ranks the tuner extends its simulation in size
 check allreduce 4 -b 4 -e 64M -f 16
 check broadcast 4 -b 8 -e 4M -f 8
 check allgather 4 -b 8 -e 4M -f 8

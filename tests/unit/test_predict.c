@@ -35,6 +35,7 @@
 #include <time.h>
 #include "coll/duet_coll_predict.h"
 #include "coll/duet_coll_sim.h"
+#include "coll/duet_coll_lane.h"
 
 #define TOL 0.20
 #define DBTREE_TOL 0.30
@@ -103,7 +104,8 @@ static void forms_against_simulator(void)
 {
     static const int ranks[] = {17, 33, 64, 100, 256, 1024};
     static const size_t sizes[] = {8, 1024, 65536, 300000, 1 << 20};
-    static const duet_coll_model_t models[] = {{0.155, 3.44, 0, 0}, {1.0, 10.0, 0, 0}};
+    static const duet_coll_model_t models[] = {{.alpha_us = 0.155, .beta_gbps = 3.44},
+                                               {.alpha_us = 1.0, .beta_gbps = 10.0}};
     double worst[64] = {0}, t0 = now_s();
     int points[64] = {0}, skipped = 0;
     for (int k = 0; k < duet_coll_nalgos; k++) {
@@ -160,7 +162,7 @@ static void forms_against_simulator(void)
 /* ---------------------------------------------------------------- 2. one rank, empty calls */
 static void trivial_calls(void)
 {
-    duet_coll_model_t m = {0.5, 8.0, 0, 0};
+    duet_coll_model_t m = {.alpha_us = 0.5, .beta_gbps = 8.0};
     double h = 0.5 / 8e3;
     for (int k = 0; k < duet_coll_nalgos; k++) {
         const duet_coll_algo_t *al = &duet_coll_algos[k];
@@ -184,7 +186,7 @@ static void trivial_calls(void)
 /* ---------------------------------------------------------------- 3. refusals */
 static void refusals(void)
 {
-    duet_coll_model_t m = {0.5, 8.0, 0, 0};
+    duet_coll_model_t m = {.alpha_us = 0.5, .beta_gbps = 8.0};
     for (int k = 0; k < duet_coll_nalgos; k++) {
         const duet_coll_algo_t *al = &duet_coll_algos[k];
         for (int n = 1; n <= 70; n++)
@@ -209,24 +211,22 @@ static void method_and_candidates(void)
     duet_coll_args_t a = shape(ring, 8, 4096, 0);
     EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_SIMULATED, "8 ranks, 4 KiB");
     a = shape(ring, 16, 1 << 20, 0); /* the tuner counts n x 1 MiB: 129 chunks x 2 x 256 > 40000 */
-    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_PER_RANK, "16 ranks, 1 MiB");
+    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_EXTRAPOLATED, "16 ranks, 1 MiB");
     a = shape(ring, 16, 512 << 10, 0); /* 65 chunks x 2 x 256 < 40000 */
     EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_SIMULATED, "16 ranks, 512 KiB");
     a = shape(ring, 8, 16 << 20, 0); /* 1025 x 2 x 64 > 40000 */
-    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_PER_RANK, "8 ranks, 16 MiB");
+    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_EXTRAPOLATED, "8 ranks, 16 MiB");
     a = shape(ring, 5, 16 << 20, 0); /* 641 x 2 x 25 < 40000 */
     EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_SIMULATED, "5 ranks, 16 MiB");
     a = shape(ring, 17, 8, 0);
-    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_PER_RANK, "17 ranks");
-    a = shape(ring, DUET_PREDICT_BUILD_RANKS, 8, 0);
-    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_PER_RANK, "4096 ranks, 8 B");
-    a = shape(ring, DUET_PREDICT_BUILD_RANKS + 1, 8, 0);
+    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_ANALYTIC, "17 ranks");
+    a = shape(ring, 4097, 8, 0);
     EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_ANALYTIC, "4097 ranks");
     a = shape(ring, 64, (size_t)1 << 30, 0);
-    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_ANALYTIC, "64 ranks, 1 GiB: schedules too big to build");
-    EXPECT(strcmp(duet_predict_how_name(DUET_PREDICT_PER_RANK), "per-rank model") == 0, "name");
+    EXPECT(duet_coll_predict_how(&a) == DUET_PREDICT_ANALYTIC, "64 ranks, 1 GiB");
+    EXPECT(strcmp(duet_predict_how_name(DUET_PREDICT_EXTRAPOLATED), "extended simulation") == 0, "name");
 
-    duet_coll_model_t m = {0.155, 3.44, 0, 0};
+    duet_coll_model_t m = {.alpha_us = 0.155, .beta_gbps = 3.44};
     static const int ranks[] = {4, 100, 5000, 1 << 20};
     for (int kind = 0; kind < DUET_COLL_SEND; kind++)
         for (size_t ni = 0; ni < 4; ni++) {
@@ -254,15 +254,118 @@ static void method_and_candidates(void)
     duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0, NULL, 0};
     duet_predict_t p;
     EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_ERR_INVALID_ARG, "send has no candidates");
-    duet_coll_model_t bad = {0, 3.0, 0, 0};
+    duet_coll_model_t bad = {.alpha_us = 0, .beta_gbps = 3.0};
     c.kind = DUET_COLL_ALLREDUCE;
     EXPECT(duet_coll_predict_all(&c, &bad, NULL, &p) == DUET_ERR_INVALID_ARG, "alpha 0");
+}
+
+/* ---------------------------------------------------------------- 4b. the methods meet */
+/* The tuner's prediction (its method for the shape) of one algorithm. */
+static double predicted(const duet_coll_algo_t *al, const duet_coll_args_t *a, const duet_coll_model_t *m,
+                        duet_status_t *st)
+{
+    double us = -1;
+    *st = duet_coll_predict_cost(al, a, m, duet_coll_predict_how(a), &us);
+    return us;
+}
+
+/* Where the method changes, the prediction does not jump: at 17 ranks (analytic, anchored at
+ * 16) it is within METHODS_MEET of the simulator at 17 ranks; past the simulator's size bound
+ * (extended in size) within METHODS_MEET of the simulator at that size (simulated in the
+ * test, whatever the bound); and at sampled rank counts up to 4096, the algorithms whose
+ * schedules stay small there, within TOL of the simulator. No prediction from 2 to 2^20 ranks
+ * is below the algorithm's critical path of alphas (duet_coll_predict.h). */
+#define METHODS_MEET 0.10
+static void methods_meet(void)
+{
+    static const duet_coll_model_t models[] = {{.alpha_us = 0.155, .beta_gbps = 3.44},
+                                               {.alpha_us = 1.0, .beta_gbps = 10.0}};
+    static const size_t sizes[] = {8, 1024, 65536, 300000};
+    double worst17 = 0, worst_size = 0, worst_far = 0, t0 = now_s();
+    int points = 0;
+    for (int k = 0; k < duet_coll_nalgos; k++) {
+        const duet_coll_algo_t *al = &duet_coll_algos[k];
+        if (is_hier(al)) continue;
+        for (size_t mi = 0; mi < 2; mi++) {
+            for (size_t si = 0; si < 4; si++) { /* 16 / 17 ranks */
+                duet_coll_args_t a = shape(al, 17, sizes[si], 0);
+                if (al->build == duet_coll_oneshot_allreduce && sizes[si] <= DUET_LANE_BYTES) continue; /* the lane */
+                duet_status_t st;
+                double sim = 0, pred = predicted(al, &a, &models[mi], &st);
+                if (st == DUET_ERR_UNSUPPORTED || total_steps(al, &a) > MAX_SIM_STEPS) continue;
+                EXPECT(st == DUET_OK && simulate(al, &a, &models[mi], &sim) == DUET_OK, "%s %s at 17 ranks: %s",
+                       al->name, duet_coll_kind_name(al->kind), duet_last_error());
+                double err = (pred - sim) / sim;
+                EXPECT(fabs(err) <= METHODS_MEET, "%s %s, 17 ranks, %zu B, model %zu: predicted %.3f us, "
+                       "simulated %.3f (%+.1f%%)", al->name, duet_coll_kind_name(al->kind), sizes[si], mi, pred, sim,
+                       100 * err);
+                if (fabs(err) > fabs(worst17)) worst17 = err;
+                points++;
+            }
+            /* past the size bound: 8 and 16 ranks, 1 and 4 MiB (extended in size) */
+            static const int few[] = {8, 16};
+            static const size_t big[] = {1 << 20, 4 << 20};
+            for (size_t ni = 0; ni < 2; ni++)
+                for (size_t bi = 0; bi < 2; bi++) {
+                    duet_coll_args_t a = shape(al, few[ni], big[bi], 0);
+                    if (duet_coll_predict_how(&a) != DUET_PREDICT_EXTRAPOLATED) continue;
+                    if (total_steps(al, &a) > MAX_SIM_STEPS) continue;
+                    duet_status_t st;
+                    double sim = 0, pred = predicted(al, &a, &models[mi], &st);
+                    if (st == DUET_ERR_UNSUPPORTED) continue;
+                    EXPECT(st == DUET_OK && simulate(al, &a, &models[mi], &sim) == DUET_OK, "%s: %s", al->name,
+                           duet_last_error());
+                    double err = (pred - sim) / sim;
+                    EXPECT(fabs(err) <= METHODS_MEET, "%s %s, %d ranks, %zu B, model %zu: extended %.3f us, "
+                           "simulated %.3f (%+.1f%%)", al->name, duet_coll_kind_name(al->kind), few[ni], big[bi], mi,
+                           pred, sim, 100 * err);
+                    if (fabs(err) > fabs(worst_size)) worst_size = err;
+                    points++;
+                }
+        }
+        /* far: 1024, 2048, 4096 ranks, 8 B, where the schedules stay small */
+        static const int far[] = {1024, 2048, 4096};
+        for (size_t ni = 0; ni < 3; ni++) {
+            duet_coll_args_t a = shape(al, far[ni], 8, 0);
+            if (total_steps(al, &a) > MAX_SIM_STEPS) continue;
+            duet_status_t st;
+            double sim = 0, pred = predicted(al, &a, &models[0], &st);
+            if (st == DUET_ERR_UNSUPPORTED) continue;
+            EXPECT(st == DUET_OK && simulate(al, &a, &models[0], &sim) == DUET_OK, "%s: %s", al->name,
+                   duet_last_error());
+            double err = (pred - sim) / sim, tol = al->build == duet_coll_dbtree_allreduce ? DBTREE_TOL : TOL;
+            EXPECT(fabs(err) <= tol, "%s %s, %d ranks, 8 B: predicted %.3f us, simulated %.3f (%+.1f%%)", al->name,
+                   duet_coll_kind_name(al->kind), far[ni], pred, sim, 100 * err);
+            if (fabs(err) > fabs(worst_far)) worst_far = err;
+            points++;
+        }
+        /* critical-path lower bounds, 2 .. 2^20 ranks */
+        for (int n = 2; n <= 1 << 20; n = n < 40 ? n + 1 : n * 2 + 1) {
+            duet_coll_args_t a = shape(al, n, 8, 0);
+            duet_status_t st;
+            double us = predicted(al, &a, &models[1], &st), alpha = models[1].alpha_us;
+            if (st == DUET_ERR_UNSUPPORTED) continue;
+            int depth = 0;
+            while ((2LL << depth) <= n) depth++;
+            double bound = alpha;
+            int ar = al->kind == DUET_COLL_ALLREDUCE;
+            if (!strcmp(al->name, "ring")) bound = (ar ? 2 : 1) * (n - 1) * alpha;
+            else if (!strcmp(al->name, "chain")) bound = (n - 1) * alpha;
+            else if (!strcmp(al->name, "tree") || !strcmp(al->name, "dbtree")) bound = (ar ? 2 : 1) * depth * alpha;
+            else if (!strcmp(al->name, "rd") || !strcmp(al->name, "rhd")) bound = depth * alpha;
+            else if (al->build == duet_coll_oneshot_allreduce) bound = alpha / 2; /* 8 B: the lane's one line */
+            EXPECT(st == DUET_OK && us >= bound * (1 - 1e-12), "%s %s, %d ranks, 8 B: %.3f us, below its critical "
+                   "path %.3f", al->name, duet_coll_kind_name(al->kind), n, us, bound);
+        }
+    }
+    printf("methods meet: %d points in %.1f s; worst at 17 ranks %+.1f%%, past the size bound %+.1f%%, "
+           "at 1024-4096 ranks %+.1f%%\n", points, now_s() - t0, 100 * worst17, 100 * worst_size, 100 * worst_far);
 }
 
 /* ---------------------------------------------------------------- 5. picks */
 static void picks_agree(void)
 {
-    duet_coll_model_t m = {0.155, 3.44, 0, 0};
+    duet_coll_model_t m = {.alpha_us = 0.155, .beta_gbps = 3.44};
     static const int ranks[] = {64, 256};
     static const size_t sizes[] = {8, 1024, 65536, 1 << 20};
     int compared = 0;
@@ -296,7 +399,7 @@ static void picks_agree(void)
 /* ---------------------------------------------------------------- 6. millions of ranks */
 static void scale(void)
 {
-    duet_coll_model_t m = {0.155, 3.44, 0, 0};
+    duet_coll_model_t m = {.alpha_us = 0.155, .beta_gbps = 3.44};
     double t0 = now_s();
     int forms = 0;
     for (int k = 0; k < duet_coll_nalgos; k++) {
@@ -324,7 +427,9 @@ static void scale(void)
 
 /* ---------------------------------------------------------------- 7. over hosts */
 /* shm pair, then net pair: the defaults (0.5 us, 8 GB/s; 20 us, 0.5 GB/s) and a faster net */
-static const duet_coll_model_t host_models[] = {{0.5, 8.0, 20.0, 0.5}, {0.155, 3.44, 5.0, 2.0}};
+static const duet_coll_model_t host_models[] = {
+    {.alpha_us = 0.5, .beta_gbps = 8.0, .net_alpha_us = 20.0, .net_beta_gbps = 0.5},
+    {.alpha_us = 0.155, .beta_gbps = 3.44, .net_alpha_us = 5.0, .net_beta_gbps = 2.0}};
 
 /* Host map of `nh` hosts of the given sizes, ranks in blocks; returns the rank count. */
 static int block_hosts(int *host, const int *sizes, int nh)
@@ -411,6 +516,7 @@ int main(int argc, char **argv)
     trivial_calls();
     refusals();
     method_and_candidates();
+    methods_meet();
     scale();
     picks_agree();
     forms_against_simulator();

@@ -53,7 +53,7 @@ static void key_with(const duet_coll_layout_t *lay, const char *name, const char
 static int read_back(const char *kind, const duet_coll_layout_t *lay, duet_coll_model_t *m)
 {
     char path[512];
-    *m = (duet_coll_model_t){0, 0, 0, 0};
+    *m = (duet_coll_model_t){.alpha_us = 0, .beta_gbps = 0};
     return duet_coll_tune_file_read(kind, lay, m, path, sizeof path);
 }
 
@@ -121,9 +121,9 @@ int main(void)
 
     /* writing: other keys kept, this key replaced */
     unlink(file);
-    duet_coll_tune_file_write("", &two, &(duet_coll_model_t){0.11, 4.5, 0, 0});
-    duet_coll_tune_file_write("", &four, &(duet_coll_model_t){0.9, 2.5, 0, 0});
-    duet_coll_tune_file_write("", &two, &(duet_coll_model_t){0.12, 4.25, 0, 0});
+    duet_coll_tune_file_write("", &two, &(duet_coll_model_t){.alpha_us = 0.11, .beta_gbps = 4.5});
+    duet_coll_tune_file_write("", &four, &(duet_coll_model_t){.alpha_us = 0.9, .beta_gbps = 2.5});
+    duet_coll_tune_file_write("", &two, &(duet_coll_model_t){.alpha_us = 0.12, .beta_gbps = 4.25});
     EXPECT(lines_of(file) == 2, "two layouts written, one twice: %d lines", lines_of(file));
     EXPECT(read_back("", &two, &m) == 0 && m.alpha_us == 0.12 && m.beta_gbps == 4.25, "two ranks read back %g %g",
            m.alpha_us, m.beta_gbps);
@@ -133,7 +133,7 @@ int main(void)
 
     /* another kind of link: its own file */
     EXPECT(read_back("gpu", &two, &m) == -1, "the gpu file exists before it was written");
-    duet_coll_tune_file_write("gpu", &two, &(duet_coll_model_t){3.5, 20, 0, 0});
+    duet_coll_tune_file_write("gpu", &two, &(duet_coll_model_t){.alpha_us = 3.5, .beta_gbps = 20});
     EXPECT(read_back("gpu", &two, &m) == 0 && m.alpha_us == 3.5, "gpu read back %g", m.alpha_us);
     EXPECT(read_back("", &two, &m) == 0 && m.alpha_us == 0.12, "the shm file changed with the gpu one: %g",
            m.alpha_us);

@@ -489,8 +489,9 @@ static int run_calibrate(void)
     duet_coll_model_t model;
     PERF_CHECK(duet_coll_calibrate(duet_comm_world(), &model));
     if (duet_my_pe() == 0)
-        printf("calibrate: %d ranks: alpha = %.3f us per message, beta = %.2f GB/s (saved in the tune "
-               "file; see duet-info for DUET_TUNE_FILE)\n", duet_n_pes(), model.alpha_us, model.beta_gbps);
+        printf("calibrate: %d ranks: alpha = %.3f us per message (spread %.0f %% over 7 repeats), beta = %.2f "
+               "GB/s (spread %.0f %%); saved in the tune file (see duet-info for DUET_TUNE_FILE)\n", duet_n_pes(),
+               model.alpha_us, 100 * model.alpha_spread, model.beta_gbps, 100 * model.beta_spread);
     PERF_CHECK(duet_finalize());
     return 0;
 }
