@@ -81,13 +81,25 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
 }
 
 /* About the steps of all ranks' schedules of call a: n times the longer of rank 0's and rank
- * n-1's (building two schedules is cheap next to simulating them all); 0 when it refuses. */
+ * n-1's (building two schedules is cheap next to simulating them all); *st: a builder's
+ * refusal. A call whose schedules would hold more than BUILD_STEPS_MAX steps per rank (one-
+ * shot: about 2n per chunk) is built at a smaller count and its steps scaled up: building
+ * them whole would take seconds and gigabytes, and only their number is wanted. */
+#define BUILD_STEPS_MAX (1 << 18)
 static double all_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a, duet_status_t *st)
 {
+    double per_rank = (double)(a->count * a->elem / duet_coll_chunk(a) + 1) * 2.0 * a->nranks;
+    duet_coll_args_t small = *a;
+    double scale = 1;
+    if (per_rank > BUILD_STEPS_MAX) {
+        small.count = (size_t)((double)a->count * (BUILD_STEPS_MAX / per_rank));
+        if (small.count < 1) small.count = 1;
+        scale = (double)a->count / (double)small.count;
+    }
     int most = 0;
     *st = DUET_OK;
     for (int r = 0; r < a->nranks && !*st; r += a->nranks > 1 ? a->nranks - 1 : 1) {
-        duet_coll_args_t ra = *a;
+        duet_coll_args_t ra = small;
         ra.rank = r;
         duet_sched_t s;
         duet_sched_init(&s, r, a->nranks, a->elem);
@@ -95,7 +107,7 @@ static double all_steps(const duet_coll_algo_t *al, const duet_coll_args_t *a, d
         if (!*st && s.nsteps > most) most = s.nsteps;
         duet_sched_free(&s);
     }
-    return (double)most * a->nranks;
+    return (double)most * a->nranks * scale;
 }
 
 /* A call too big to simulate on few ranks: simulated at the largest count whose schedules
@@ -134,15 +146,14 @@ static double lower_bound(const duet_coll_algo_t *al, const duet_coll_args_t *a,
     if (n <= 1 || a->count == 0) return 0;
     double alpha = m->alpha_us;
     if (m->net_alpha_us > 0 && m->net_alpha_us < alpha) alpha = m->net_alpha_us;
-    int depth = 0, lg = 0;
-    while ((2LL << depth) <= n) depth++; /* floor(log2 n): the heap's deepest level */
-    lg = depth;
+    int depth = 0;
+    while ((2LL << depth) <= n) depth++; /* floor(log2 n): the heap's deepest level, rd's rounds */
     const char *name = al->name;
     int allreduce = al->kind == DUET_COLL_ALLREDUCE;
     if (!strcmp(name, "ring")) return (allreduce ? 2.0 : 1.0) * (double)(n - 1) * alpha;
     if (!strcmp(name, "chain")) return (double)(n - 1) * alpha;
     if (!strcmp(name, "tree") || !strcmp(name, "dbtree")) return (allreduce ? 2.0 : 1.0) * depth * alpha;
-    if (!strcmp(name, "rd") || !strcmp(name, "rhd")) return lg * alpha;
+    if (!strcmp(name, "rd") || !strcmp(name, "rhd")) return depth * alpha;
     return alpha; /* one message at least */
 }
 
