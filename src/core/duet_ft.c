@@ -116,6 +116,27 @@ static void abort_if_member_dead(duet_comm_t c)
         }
     }
     if (!ndead) return;
+    /* A member that died after the communicator was revoked (as a revoke's waits end, the
+     * program may well exit): the revoke came first, and is what every wait reports. Its
+     * revoker wrote the dead member's word before mine (one rank after another); the death,
+     * seen here, came after it, so its word is visible now even where mine is not yet. */
+    for (int m = 0; m < c->size; m++) {
+        if (!atomic_load_explicit(&root->dead[c->heap_pe[m]], memory_order_relaxed)) continue;
+        duet_ft_area_t *theirs = duet_comm_ft_of(c, m);
+        int32_t by = theirs ? atomic_load_explicit(&theirs->revoked_by, memory_order_acquire) : 0;
+        if (!by) continue;
+        duet_ft_area_t *mine = duet_comm_ft(c);
+        int32_t no_one = 0;
+        atomic_compare_exchange_strong_explicit(&mine->revoked_by, &no_one, by, memory_order_relaxed,
+                                                memory_order_relaxed);
+        int32_t none = 0;
+        atomic_compare_exchange_strong_explicit(&mine->abort, &none, DUET_ERR_REVOKED, memory_order_release,
+                                                memory_order_relaxed);
+        duet_comm_mods_abort(c, DUET_ERR_REVOKED);
+        DUET_LOG(INFO, INIT, "communicator of %d ranks (rank %d here): rank %d died after rank %d revoked it; its "
+                 "waits return DUET_ERR_REVOKED", c->size, c->rank, m, by - 1);
+        return;
+    }
     snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
              ndead > 4 ? ", ..." : "");
     int32_t none = 0; /* (the wait context points at abort_why from the start) */ /* a revoke already there stays */
