@@ -23,7 +23,8 @@
  * has no element (allgather of 8 B on 4 ranks) is left out.
  *
  * CSV (--csv, rank 0): op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest
- * with one row per algorithm of a cell (algo "auto" for the tuner's run, predicted empty).
+ * with one row per algorithm of a cell (algo "auto" for the tuner's run: predicted and error
+ * 0); picked and fastest are 0 or 1.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -83,7 +84,11 @@ static int measure_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
             perf_row_t row;
             const char *why = "";
             int got = perf_run_row(p, bytes, &row, &why);
-            if (p->count == 0) return -1; /* the same on every rank */
+            if (p->count == 0) { /* no element: the same on every rank */
+                PERF_CHECK(duet_coll_tune_force(p->comm, kind, NULL));
+                p->algo = NULL;
+                return -1;
+            }
             if (got < 0) {
                 cand[k].ran = 0; /* this algorithm cannot run the call: on every rank alike */
                 continue;
