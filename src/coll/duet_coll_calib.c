@@ -66,21 +66,6 @@ static duet_status_t recv_msg(duet_comm_t c, int peer, void *buf, size_t len)
     return duet_coll_chan_release(c, c->chan, peer);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* The median of v[0..n) (sorted in place) and its spread, (max - min) / median. */
-static double median_spread(double *v, int n, double *spread)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    *spread = med > 0 ? (v[n - 1] - v[0]) / med : 0;
-    return med;
-}
-
 /* Ranks x and y measure their link into m->alpha_us and m->beta_gbps (the medians of REPS
  * repeats, their spreads in m->alpha_spread and m->beta_spread: one slow moment of the
  * machine moves a median little, where it moved the single measurement this replaced by 4x);
@@ -116,8 +101,8 @@ static duet_status_t measure(duet_comm_t c, int x, int y, duet_coll_model_t *m)
     }
     free(buf);
     if (st) return st;
-    m->alpha_us = median_spread(alpha, REPS, &m->alpha_spread);
-    m->beta_gbps = median_spread(beta, REPS, &m->beta_spread);
+    m->alpha_us = duet_median(alpha, REPS, &m->alpha_spread);
+    m->beta_gbps = duet_median(beta, REPS, &m->beta_spread);
     return DUET_OK;
 }
 

@@ -102,26 +102,15 @@ static int field(const char *line, const char *name, char *out, size_t len)
 
 static const char *const key_fields[] = {"cpu", "cores", "duet", "ranks", "hosts"};
 
-/* Whether a line's key fields all equal key's (those it lacks match; ranks and hosts match
- * anything when key has none). */
-static int key_matches(const char *line, const char *key)
-{
-    for (size_t i = 0; i < DUET_ARRAY_LEN(key_fields); i++) {
-        char mine[128], theirs[128];
-        if (!field(line, key_fields[i], theirs, sizeof theirs)) continue;
-        if (!field(key, key_fields[i], mine, sizeof mine)) continue;
-        if (strcmp(mine, theirs) != 0) return 0;
-    }
-    return 1;
-}
-
-/* Whether a line holds the same key as `key` exactly (the line to replace on writing). */
-static int same_key(const char *line, const char *key)
+/* Whether a line's key fields equal key's. Not exact (reading): a field the line lacks
+ * matches, and so do ranks and hosts when key has none. Exact (the line to replace on
+ * writing): both have the same fields, with the same values. */
+static int key_matches(const char *line, const char *key, int exact)
 {
     for (size_t i = 0; i < DUET_ARRAY_LEN(key_fields); i++) {
         char mine[128], theirs[128];
         int a = field(line, key_fields[i], theirs, sizeof theirs), b = field(key, key_fields[i], mine, sizeof mine);
-        if (a != b || (a && strcmp(mine, theirs) != 0)) return 0;
+        if (a && b ? strcmp(mine, theirs) != 0 : exact && a != b) return 0;
     }
     return 1;
 }
@@ -138,7 +127,7 @@ int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout,
     while (found < 0 && fgets(line, sizeof line, f)) {
         if (line[0] == '#' || !strchr(line, '=')) continue;
         lines++;
-        if (!key_matches(line, key) || !field(line, "alpha_us", a, sizeof a) || !field(line, "beta_gbps", b, sizeof b))
+        if (!key_matches(line, key, 0) || !field(line, "alpha_us", a, sizeof a) || !field(line, "beta_gbps", b, sizeof b))
             continue;
         char *ea, *eb;
         double alpha = strtod(a, &ea), beta = strtod(b, &eb);
@@ -177,7 +166,7 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layou
     int nkeep = 0;
     FILE *old = keep ? fopen(path, "r") : NULL;
     while (old && nkeep < LINES_MAX && fgets(keep[nkeep], LINE_MAX_, old))
-        if (keep[nkeep][0] != '#' && strchr(keep[nkeep], '=') && !same_key(keep[nkeep], key)) nkeep++;
+        if (keep[nkeep][0] != '#' && strchr(keep[nkeep], '=') && !key_matches(keep[nkeep], key, 1)) nkeep++;
     if (old) fclose(old);
     mkdirs_for(path);
     snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());

@@ -96,17 +96,25 @@ static int process_alive(pid_t pid, int zombies)
     return paren[2] != 'Z' && paren[2] != 'X';
 }
 
-/* Raises c's abort flag if one of its members is dead (lock held). */
+/* Raises c's abort flag if one of its members is dead (lock held).
+ * A member that died after the communicator was revoked (as a revoke's waits end, the program
+ * may well exit): the revoke came first, and is what every wait reports. Its revoker wrote the
+ * dead member's word before mine (one rank after another); the death, seen here, came after
+ * it, so its word is visible now even where mine is not yet. */
 static void abort_if_member_dead(duet_comm_t c)
 {
     if (atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_relaxed)) return;
     duet_comm_t root = root_of(c);
     if (!root->dead) return;
-    int used = 0, ndead = 0;
+    int used = 0, ndead = 0, revoked_at = -1;
+    int32_t by = 0; /* a dead member's revoked_by */
     char why[sizeof c->abort_why - 32];
     for (int m = 0; m < c->size; m++) {
         int w = c->heap_pe[m];
         if (!atomic_load_explicit(&root->dead[w], memory_order_relaxed)) continue;
+        duet_ft_area_t *theirs = duet_comm_ft_of(c, m);
+        if (!by && theirs && (by = atomic_load_explicit(&theirs->revoked_by, memory_order_acquire)) != 0)
+            revoked_at = m;
         if (ndead++ < 4 && used < (int)sizeof why) {
             if (c == root)
                 used += snprintf(why + used, sizeof why - (size_t)used, "%s%d", ndead > 1 ? ", " : "", m);
@@ -116,35 +124,25 @@ static void abort_if_member_dead(duet_comm_t c)
         }
     }
     if (!ndead) return;
-    /* A member that died after the communicator was revoked (as a revoke's waits end, the
-     * program may well exit): the revoke came first, and is what every wait reports. Its
-     * revoker wrote the dead member's word before mine (one rank after another); the death,
-     * seen here, came after it, so its word is visible now even where mine is not yet. */
-    for (int m = 0; m < c->size; m++) {
-        if (!atomic_load_explicit(&root->dead[c->heap_pe[m]], memory_order_relaxed)) continue;
-        duet_ft_area_t *theirs = duet_comm_ft_of(c, m);
-        int32_t by = theirs ? atomic_load_explicit(&theirs->revoked_by, memory_order_acquire) : 0;
-        if (!by) continue;
-        duet_ft_area_t *mine = duet_comm_ft(c);
+    duet_status_t status = by ? DUET_ERR_REVOKED : DUET_ERR_PEER_FAILED;
+    if (by) {
         int32_t no_one = 0;
-        atomic_compare_exchange_strong_explicit(&mine->revoked_by, &no_one, by, memory_order_relaxed,
+        atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->revoked_by, &no_one, by, memory_order_relaxed,
                                                 memory_order_relaxed);
-        int32_t none = 0;
-        atomic_compare_exchange_strong_explicit(&mine->abort, &none, DUET_ERR_REVOKED, memory_order_release,
-                                                memory_order_relaxed);
-        duet_comm_mods_abort(c, DUET_ERR_REVOKED);
-        DUET_LOG(INFO, INIT, "communicator of %d ranks (rank %d here): rank %d died after rank %d revoked it; its "
-                 "waits return DUET_ERR_REVOKED", c->size, c->rank, m, by - 1);
-        return;
+    } else {
+        snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
+                 ndead > 4 ? ", ..." : "");
     }
-    snprintf(c->abort_why, sizeof c->abort_why, "rank%s %s%s died", ndead > 1 ? "s" : "", why,
-             ndead > 4 ? ", ..." : "");
     int32_t none = 0; /* (the wait context points at abort_why from the start) */ /* a revoke already there stays */
-    atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->abort, &none, DUET_ERR_PEER_FAILED,
-                                            memory_order_release, memory_order_relaxed);
-    duet_comm_mods_abort(c, DUET_ERR_PEER_FAILED);
-    DUET_LOG(WARN, INIT, "communicator of %d ranks (rank %d here): %s; its waits now return "
-             "DUET_ERR_PEER_FAILED", c->size, c->rank, c->abort_why);
+    atomic_compare_exchange_strong_explicit(&duet_comm_ft(c)->abort, &none, status, memory_order_release,
+                                            memory_order_relaxed);
+    duet_comm_mods_abort(c, status);
+    if (by)
+        DUET_LOG(INFO, INIT, "communicator of %d ranks (rank %d here): rank %d died after rank %d revoked it; its "
+                 "waits return DUET_ERR_REVOKED", c->size, c->rank, revoked_at, by - 1);
+    else
+        DUET_LOG(WARN, INIT, "communicator of %d ranks (rank %d here): %s; its waits now return "
+                 "DUET_ERR_PEER_FAILED", c->size, c->rank, c->abort_why);
 }
 
 static void mark_dead(duet_comm_t root, int r, const char *how)

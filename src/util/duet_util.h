@@ -328,6 +328,11 @@ int duet_bytes_equal_ct(const void *a, const void *b, size_t len);
 void duet_name_job_part(const uint8_t *secret, size_t len, char out[DUET_NAME_JOB_HEX + 1]);
 void duet_name_comm_part(const uint8_t *secret, size_t len, char out[DUET_NAME_COMM_HEX + 1]);
 
+/* ---------------------------------------------------------------- repeats (duet_util_median.c) */
+/* The median of v[0..n) (n >= 1; v is sorted in place) and, when spread is not NULL, how far
+ * the values spread: (max - min) / median (0 when the median is 0). */
+double duet_median(double *v, int n, double *spread);
+
 /* ---------------------------------------------------------------- clocks (duet_util_clock.c) */
 uint64_t duet_time_ns(void); /* CLOCK_MONOTONIC */
 static inline double duet_time_s(void) { return (double)duet_time_ns() * 1e-9; }

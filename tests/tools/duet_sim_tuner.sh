@@ -11,13 +11,7 @@ set -u
 sim=${1:?usage: sh $0 <duet-sim> <duetrun> <duet-perf>}
 duetrun=${2:?}
 perf=${3:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/duet-sim-tuner.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
-printf 'alpha_us=0.3 beta_gbps=6\n' >"$tmp/tune.txt"
-export DUET_TUNE_FILE="$tmp/tune.txt"
-unset DUET_TUNE_ALPHA_US DUET_TUNE_BETA_GBPS DUET_ALGO
+name=sim-tuner; . "$(dirname "$0")/pinned_model.sh"
 
 check() { # check <collective> <ranks> <duet-perf size flags...>
     coll=$1 n=$2

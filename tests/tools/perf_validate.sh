@@ -12,13 +12,7 @@
 set -u
 duetrun=${1:?usage: sh $0 <duetrun> <duet-perf>}
 perf=${2:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/duet-validate.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
-printf 'alpha_us=0.3 beta_gbps=6\n' >"$tmp/tune.txt"
-export DUET_TUNE_FILE="$tmp/tune.txt"
-unset DUET_TUNE_ALPHA_US DUET_TUNE_BETA_GBPS DUET_ALGO
+name=validate; . "$(dirname "$0")/pinned_model.sh"
 
 DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE "$duetrun" -n 2 --timeout 100 "$perf" --validate allreduce alltoall \
     -b 8 -e 4K -f 8 --rounds 1 -n 3 --csv "$tmp/v.csv" >"$tmp/out" 2>"$tmp/err" ||

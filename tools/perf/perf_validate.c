@@ -49,20 +49,6 @@ typedef struct {
     double err[2048];
 } summary_t;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(const double *v, int n)
-{
-    double s[MAX_ROUNDS];
-    memcpy(s, v, sizeof *v * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 static void size_iters(perf_t *p, size_t bytes, long fixed)
 {
     long it = fixed > 0 ? fixed : (long)((16u << 20) / (bytes ? bytes : 1));
@@ -115,10 +101,7 @@ static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
         cand_t *c = &cand[k];
         c->predicted = -1;
         if (!c->ran) continue;
-        c->median = median_of(c->t, rounds);
-        double lo = c->t[0], hi = c->t[0];
-        for (int r = 1; r < rounds; r++) lo = c->t[r] < lo ? c->t[r] : lo, hi = c->t[r] > hi ? c->t[r] : hi;
-        c->spread = c->median > 0 ? (hi - lo) / c->median : 0;
+        c->median = duet_median(c->t, rounds, &c->spread); /* the rounds' order is not needed after */
         if (!c->name) {
             autok = k;
             continue;
@@ -208,9 +191,8 @@ int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int ro
         for (int mi = 0; mi < nmodes; mi++) {
             summary_t *s = &sums[mi];
             if (!s->cells) continue;
-            qsort(s->err, (size_t)s->errors, sizeof *s->err, cmp_double);
             int e = s->errors;
-            double med = !e ? NAN : e % 2 ? s->err[e / 2] : (s->err[e / 2 - 1] + s->err[e / 2]) / 2;
+            double med = e ? duet_median(s->err, e, NULL) : NAN; /* sorts: err[e - 1] is the worst */
             printf("# summary: %12s %6d %14.0f %14.0f %12d of %-3d %7.2fx at %s\n", modes[mi]->name, s->cells, 100 * med,
                    s->errors ? 100 * s->err[s->errors - 1] : NAN, s->picks_close, s->cells, s->worst_pick, s->worst_at);
         }
