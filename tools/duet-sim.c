@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "coll/duet_coll_chan.h"
 #include "coll/duet_coll_predict.h"
 
 static void usage(FILE *f)
@@ -51,6 +52,8 @@ static void usage(FILE *f)
             "  -a, --algo NAME       only this algorithm (what DUET_ALGO would force)\n"
             "  -r, --root R          root of broadcast and reduce                   [0]\n"
             "      --in-place        the call is in place\n"
+            "      --heap            the buffers lie in the symmetric heap (messages from 4 KiB go\n"
+            "                        by reference, one copy: as duet-perf's buffers)\n"
             "      --alpha US        the model's alpha, microseconds per message\n"
             "      --beta GBPS       the model's bandwidth, GB/s (1 GB = 1e9 bytes)\n"
             "      --hosts H         the ranks in blocks over H hosts (hierarchical algorithms,\n"
@@ -89,7 +92,7 @@ typedef struct {
     size_t minb, maxb, factor;
     duet_datatype_t dt;
     const char *algo;
-    int root, in_place, csv;
+    int root, in_place, heap, csv;
     double alpha, beta; /* 0: not given */
     double net_alpha, net_beta;
     long long hosts;    /* 0: one host */
@@ -126,12 +129,13 @@ static int kind_of(const char *name, duet_coll_kind_t *kind)
 
 static void parse(sim_args_t *s, int argc, char **argv)
 {
-    enum { OPT_ALPHA = 256, OPT_BETA, OPT_CSV, OPT_IN_PLACE, OPT_HOSTS, OPT_HOST_SIZES, OPT_NET_ALPHA, OPT_NET_BETA };
+    enum { OPT_ALPHA = 256, OPT_BETA, OPT_CSV, OPT_IN_PLACE, OPT_HEAP, OPT_HOSTS, OPT_HOST_SIZES, OPT_NET_ALPHA, OPT_NET_BETA };
     static const struct option longopts[] = {
         {"ranks", required_argument, NULL, 'n'},     {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},  {"stepfactor", required_argument, NULL, 'f'},
         {"datatype", required_argument, NULL, 'd'},  {"algo", required_argument, NULL, 'a'},
         {"root", required_argument, NULL, 'r'},      {"in-place", no_argument, NULL, OPT_IN_PLACE},
+        {"heap", no_argument, NULL, OPT_HEAP},
         {"alpha", required_argument, NULL, OPT_ALPHA}, {"beta", required_argument, NULL, OPT_BETA},
         {"csv", no_argument, NULL, OPT_CSV},         {"help", no_argument, NULL, 'h'},
         {"hosts", required_argument, NULL, OPT_HOSTS}, {"host-sizes", required_argument, NULL, OPT_HOST_SIZES},
@@ -167,6 +171,7 @@ static void parse(sim_args_t *s, int argc, char **argv)
             if (end == optarg || *end || errno || s->root < 0) die("-r needs a rank, not '%s'", optarg);
             break;
         case OPT_IN_PLACE: s->in_place = 1; break;
+        case OPT_HEAP: s->heap = 1; break;
         case OPT_ALPHA: s->alpha = positive_arg(optarg, "--alpha"); break;
         case OPT_BETA: s->beta = positive_arg(optarg, "--beta"); break;
         case OPT_CSV: s->csv = 1; break;
@@ -214,7 +219,7 @@ static duet_coll_args_t call_of(const sim_args_t *s, size_t bytes, size_t *moved
     size_t elem = reduces && (s->dt == DUET_FLOAT16 || s->dt == DUET_BFLOAT16) ? sizeof(float) : es; /* widened */
     int rooted = s->kind == DUET_COLL_BROADCAST || s->kind == DUET_COLL_REDUCE;
     duet_coll_args_t a = {s->kind, 0, (int)s->ranks, rooted ? s->root : 0, count, elem, duet_coll_predict_chunk(),
-                          count ? s->in_place : 0, 0, NULL, 0};
+                          count ? s->in_place : 0, 0, NULL, 0, s->heap};
     return a;
 }
 
@@ -293,6 +298,11 @@ int main(int argc, char **argv)
     } else {
         printf("# duet-sim: %s, %lld ranks, %s%s, chunk %zu bytes, %d slots\n", kname, s.ranks, tname,
                s.in_place ? ", in place" : "", duet_coll_predict_chunk(), duet_coll_predict_slots());
+        if (s.heap) printf("# buffers in the symmetric heap: messages from %d bytes by reference\n", DUET_CHAN_BYREF_MIN);
+        if (model.fit_err > 0)
+            printf("# fitted terms: call %.3g us, step %.3g us, copy %.3g GB/s, memory %.3g GB/s past %.3g MiB, "
+                   "reduce %.3g GB/s (fit's median error %.0f%%)\n", model.call_us, model.step_us, model.copy_gbps,
+                   model.mem_gbps, model.knee_bytes / 1048576.0, model.reduce_gbps, 100 * model.fit_err);
         printf("# model: alpha %.4g us per message, beta %.4g GB/s (from %s)\n", model.alpha_us, model.beta_gbps,
                source);
         if (hosts_line[0]) printf("# %s\n", hosts_line);

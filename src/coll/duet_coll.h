@@ -28,6 +28,12 @@ typedef struct {
      * a message between two hosts at the net transport's alpha and beta. */
     const int *host;
     int nhosts;
+    /* 1: the buffers lie in the symmetric heap on every rank, so a message of at least
+     * DUET_CHAN_BYREF_MIN bytes from a buffer that stays unchanged (the send buffer out of
+     * place; the receive buffer of a schedule with recv_stable) goes by reference: the receiver
+     * copies it out of the sender's heap, one copy instead of two (duet_coll_chan.h). The tuner
+     * sets it from what the ranks agree (duet_coll_tune.c); it changes costs, never schedules. */
+    int byref;
 } duet_coll_args_t;
 
 /* Whether ranks x and y of the call are on different hosts (their messages cross the net). */
@@ -111,6 +117,7 @@ typedef struct {
     duet_stream_t stream;
     const char *fn;
     int may_lane; /* the lane may run it (duet_coll_lane.h): not part of a group */
+    int inner;    /* an exchange the library makes for another call (duet_coll_allreduce_as) */
     /* filled by preparation */
     int lane;     /* runs in the lane, not the executor */
     size_t send_count, recv_count;

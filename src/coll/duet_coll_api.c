@@ -97,6 +97,17 @@ static int is_in_place(duet_coll_kind_t kind, const void *send, const void *recv
     return send == recv;
 }
 
+/* The tuner's placement exchange for call o (duet_coll_tune_pick_agreed), under the signature
+ * o will have: the number it is given next and its arguments. */
+static duet_status_t agree_placement(void *ctx, const uint8_t mine[2], uint8_t all[2])
+{
+    const duet_coll_op_t *o = ctx;
+    duet_comm_t c = o->comm;
+    duet_coll_sig_t as = {c->coll_calls + 1, {c->coll_calls + 1, o->count, duet_coll_sig_hash(o->kind, o->count, o->dt,
+                          o->op, o->root), (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root}};
+    return duet_coll_allreduce_as(c, mine, all, 2, DUET_UINT8, DUET_MIN, &as, o->fn);
+}
+
 /* Prepares an operation: checks, the algorithm and its schedule, widening of fp16/bf16,
  * scratch. On error nothing is left allocated. A small allreduce that the tuner gives to
  * one-shot is marked for the lane instead (o->lane; nothing else is prepared) when the
@@ -116,7 +127,10 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
     const void *send = o->sendbuf;
     void *recv = o->recvbuf;
     int in_place = !wide && is_in_place(o->kind, send, recv, c->rank, block); /* fp32 copies are separate */
-    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place, 0, NULL, 0};
+    duet_coll_args_t a = {o->kind, c->rank, c->size, o->root, o->count, es, c->chan->chunk, in_place, 0, NULL, 0, 0};
+    /* this rank's buffers in the heap: the tuner agrees with the others what it costs */
+    a.byref = !wide && duet_coll_chan_heap_range(c, c->chan, send, o->send_count * es) &&
+              duet_coll_chan_heap_range(c, c->chan, recv, o->writes_recv ? o->recv_count * es : 0);
     int p2p = o->kind == DUET_COLL_SEND || o->kind == DUET_COLL_RECV;
     if (p2p) {
         duet_sched_init(&o->sched, c->rank, c->size, es);
@@ -124,7 +138,8 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         o->plan = &o->sched;
     } else {
         const duet_coll_algo_t *algo;
-        st = duet_coll_tune_pick(c, &a, cdt, &algo, &o->sched, &o->plan);
+        int may_agree = o->may_lane && !o->inner; /* not in a group, nor for another call */
+        st = duet_coll_tune_pick_agreed(c, &a, cdt, may_agree ? agree_placement : NULL, o, &algo, &o->sched, &o->plan);
         o->lane = st == DUET_OK && o->may_lane && o->kind == DUET_COLL_ALLREDUCE && o->count > 0 &&
                   duet_coll_lane_fits(o->count, o->dt) && algo->build == duet_coll_oneshot_allreduce;
         duet_coll_repeat_t *r = st == DUET_OK ? duet_coll_tune_repeat(c) : NULL;
@@ -210,7 +225,7 @@ duet_status_t duet_coll_allreduce_as(duet_comm_t c, const void *sendbuf, void *r
                                      duet_datatype_t dt, duet_op_t op, const duet_coll_sig_t *as, const char *fn)
 {
     duet_coll_op_t o = {.comm = c, .kind = DUET_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                        .count = count, .dt = dt, .op = op, .fn = fn, .may_lane = 1};
+                        .count = count, .dt = dt, .op = op, .fn = fn, .may_lane = 1, .inner = 1};
     duet_status_t st = op_prepare(&o);
     if (st) return st;
     if (o.lane) {

@@ -16,7 +16,8 @@
  * 1-16 MiB) between two namespace hosts over veth TCP, docs/PERF.md "Duet's net transport
  * against ucx_perftest". Rank 0 decides and broadcasts, so every rank of a communicator uses the
  * same numbers and the tuner picks the same algorithm everywhere. `duet-perf --calibrate`
- * measures anew.
+ * measures anew, then fits the model's other terms (duet_coll_fit.h) and writes them into the
+ * same line; a measurement made here leaves them out (0: the plain alpha-beta model).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,8 +125,9 @@ static int read_pair(const char *kind, const duet_coll_layout_t *lay, duet_coll_
     if (kind[0]) {
         m->net_alpha_us = f.alpha_us, m->net_beta_gbps = f.beta_gbps;
     } else {
-        m->alpha_us = f.alpha_us, m->beta_gbps = f.beta_gbps;
-        m->alpha_spread = f.alpha_spread, m->beta_spread = f.beta_spread;
+        double net_alpha = m->net_alpha_us, net_beta = m->net_beta_gbps;
+        *m = f; /* the pair, its spreads and the fitted terms */
+        m->net_alpha_us = net_alpha, m->net_beta_gbps = net_beta;
     }
     return 1;
 }
@@ -203,6 +205,8 @@ static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int
 {
     duet_status_t st = DUET_OK;
     if (want[0] && (c->rank == 0 || c->rank == near)) {
+        /* terms fitted with the old pair do not go with the new one (duet-perf --calibrate fits again) */
+        m->call_us = m->step_us = m->copy_gbps = m->mem_gbps = m->knee_bytes = m->reduce_gbps = m->fit_err = 0;
         st = measure(c, 0, near, m);
         if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", lay, m);
     }

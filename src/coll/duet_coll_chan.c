@@ -153,6 +153,11 @@ static size_t heap_offset(duet_comm_t c, const void *src, size_t len)
     return (size_t)(p - base);
 }
 
+int duet_coll_chan_heap_range(duet_comm_t c, const duet_coll_chan_t *ch, const void *p, size_t len)
+{
+    return ch->byref && (!p || !len || heap_offset(c, p, len) != 0);
+}
+
 duet_status_t duet_coll_chan_net_line(duet_comm_t c, duet_coll_chan_t *ch, int peer, size_t off, uint64_t seq,
                                       uint32_t hash, const void *src, size_t len)
 {

@@ -101,6 +101,10 @@ void duet_coll_chan_destroy(duet_comm_t comm, duet_coll_chan_t *chan);
 int duet_coll_chan_try_send(duet_comm_t comm, duet_coll_chan_t *ch, int peer, const void *src, size_t len,
                             int stable, uint32_t call, uint32_t hash);
 
+/* 1 when messages from [p, p + len) could go by reference on ch: ch may send by reference
+ * and the range lies in my user heap (len 0 or p NULL: 1, nothing to send from). */
+int duet_coll_chan_heap_range(duet_comm_t comm, const duet_coll_chan_t *ch, const void *p, size_t len);
+
 /* Waits until every message sent by reference has been consumed (the end of a call). */
 duet_status_t duet_coll_chan_byref_wait(duet_comm_t comm, duet_coll_chan_t *ch, const char *what);
 

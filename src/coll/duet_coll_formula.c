@@ -358,7 +358,7 @@ duet_status_t duet_coll_predict_analytic(const duet_coll_algo_t *al, const duet_
                               "beta %g GB/s, out of range", a ? a->nranks : 0, m ? m->alpha_us : 0, m ? m->beta_gbps : 0);
     duet_status_t st = refusal(al, a);
     if (st) return st;
-    fctx_t f = {m->alpha_us, 0.5 / (m->beta_gbps * 1e3), (double)duet_coll_chunk(a), a->nranks, a->in_place};
+    fctx_t f = {m->alpha_us, duet_coll_copy_us_per_byte(m, a), (double)duet_coll_chunk(a), a->nranks, a->in_place};
     fctx_t net = f; /* between hosts */
     if (m->net_alpha_us > 0 && m->net_beta_gbps > 0) net.a = m->net_alpha_us, net.h = 0.5 / (m->net_beta_gbps * 1e3);
     double S = (double)a->count * (double)a->elem; /* the call's bytes per rank, or per block */

@@ -60,12 +60,55 @@ duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a)
     return DUET_PREDICT_EXTRAPOLATED;
 }
 
+/* The bytes of call a's buffers on rank 0's host (duet_coll_sim.h's sizes, every rank's). */
+static double host_footprint(const duet_coll_args_t *a)
+{
+    double c = (double)a->count * (double)a->elem, n = a->nranks, sb = c, rb = c;
+    switch (a->kind) {
+    case DUET_COLL_ALLGATHER: rb = n * c; break;
+    case DUET_COLL_REDUCE_SCATTER: sb = n * c; break;
+    case DUET_COLL_ALLTOALL: sb = rb = n * c; break;
+    default: break;
+    }
+    int here = a->nranks;
+    if (a->host && a->nhosts > 1)
+        for (int r = here = 0; r < a->nranks; r++) here += a->host[r] == a->host[0];
+    return (a->in_place ? (sb > rb ? sb : rb) : sb + rb) * here;
+}
+
+double duet_coll_cache_held(const duet_coll_model_t *m, const duet_coll_args_t *a)
+{
+    if (!(m->mem_gbps > 0) || !(m->knee_bytes > 0)) return 1;
+    double bytes = host_footprint(a);
+    return bytes <= m->knee_bytes ? 1 : m->knee_bytes / bytes;
+}
+
+/* A byte's cost in the cache, `cached`, mixed past the knee with the memory's. */
+static double past_knee(const duet_coll_model_t *m, const duet_coll_args_t *a, double cached)
+{
+    double held = duet_coll_cache_held(m, a);
+    return held < 1 ? held * cached + (1 - held) * 0.5 / (m->mem_gbps * 1e3) : cached;
+}
+
+double duet_coll_copy_us_per_byte(const duet_coll_model_t *m, const duet_coll_args_t *a)
+{
+    return past_knee(m, a, 0.5 / (m->beta_gbps * 1e3));
+}
+
+double duet_coll_single_us_per_byte(const duet_coll_model_t *m, const duet_coll_args_t *a)
+{
+    return past_knee(m, a, m->copy_gbps > 0 ? 1 / (m->copy_gbps * 1e3) : 0.5 / (m->beta_gbps * 1e3));
+}
+
 static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
                                     const duet_coll_model_t *m, double *us)
 {
     /* a message costs alpha, and its bytes are copied in and out: half of beta each */
-    double half_beta = 0.5 / (m->beta_gbps * 1e3);
-    duet_sim_model_t sm = {m->alpha_us, half_beta, half_beta, duet_coll_predict_slots(), 0, 0, 0};
+    double half_beta = duet_coll_copy_us_per_byte(m, a);
+    duet_sim_model_t sm = {.alpha_us = m->alpha_us, .beta_us_per_byte = half_beta, .gamma_us_per_byte = half_beta,
+                           .slots = duet_coll_predict_slots(), .step_us = m->step_us,
+                           .copy_us_per_byte = duet_coll_single_us_per_byte(m, a),
+                           .reduce_us_per_byte = m->reduce_gbps > 0 ? 1 / (m->reduce_gbps * 1e3) : 0};
     if (m->net_alpha_us > 0 && m->net_beta_gbps > 0) { /* between hosts: the net pair, halved the same way */
         sm.net_alpha_us = m->net_alpha_us;
         sm.net_beta_us_per_byte = sm.net_gamma_us_per_byte = 0.5 / (m->net_beta_gbps * 1e3);
@@ -205,7 +248,7 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
                 break;
             }
         double h = 0.5 / (gbps * 1e3);
-        *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h;
+        *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h + m->call_us;
         return DUET_OK;
     }
     duet_status_t st;
@@ -216,6 +259,7 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
     }
     double floor_us = st == DUET_OK ? lower_bound(al, a, m) : 0;
     if (st == DUET_OK && *us < floor_us) *us = floor_us;
+    if (st == DUET_OK) *us += m->call_us;
     return st;
 }
 

@@ -17,6 +17,21 @@
  *               on one host scaled by the ratio of the simulator's time to the form's at
  *               16 ranks (anchored), so that it meets the simulator at 17 ranks.
  *
+ * The model's terms (duet_coll_model_t; those beyond alpha and beta are 0 until `duet-perf
+ * --calibrate` fits them, duet_coll_fit.h), as the simulator charges them:
+ *   alpha        per message (and per acknowledgement);
+ *   h = beta/2   per byte of a staged message, on each side: copied in by its sender, out by
+ *                its receiver (2h);
+ *   copy         per byte of a single copy: a local copy or reduction's operand, and a message
+ *                by reference (duet_coll_args_t.byref), copied once out of the sender's heap
+ *                (0: h);
+ *   knee, mem    past the cache: when the bytes of the call's buffers on a host, F, exceed
+ *                knee_bytes, a byte costs (knee/F) h + (1 - knee/F) h_mem, h_mem = 1/(2 mem);
+ *   reduce       per byte reduced, beside its copy;
+ *   step         per step a rank runs (the executor's bookkeeping, its polls);
+ *   call         once per call (preparation, the executor's start and end): the same for every
+ *                algorithm, it moves errors, not picks.
+ *
  * No prediction is below its algorithm's critical path of messages: 2(n-1) alpha for a ring
  * allreduce, (n-1) for a ring allgather or reduce-scatter and a chain, a binary tree's
  * depth (twice for an allreduce), log2 n rounds of recursive doubling / halving.
@@ -87,6 +102,17 @@ static inline void duet_coll_model_link(const duet_coll_model_t *m, const duet_c
     *alpha_us = net ? m->net_alpha_us : m->alpha_us;
     *beta_gbps = net ? m->net_beta_gbps : m->beta_gbps;
 }
+
+/* One side of a staged message, per byte, for call a under model m (the shm pair), in us:
+ * beta/2, or past the cache knee the mix of the cache's and the memory's by the share the
+ * cache holds. */
+double duet_coll_copy_us_per_byte(const duet_coll_model_t *m, const duet_coll_args_t *a);
+/* A single copy (a local copy, a message by reference), per byte, likewise: 1 / copy_gbps
+ * (beta/2 without one). */
+double duet_coll_single_us_per_byte(const duet_coll_model_t *m, const duet_coll_args_t *a);
+/* The share of call a's bytes the cache holds under m: 1 below the knee (or without one),
+ * else knee / the bytes of the call's buffers on rank 0's host. */
+double duet_coll_cache_held(const duet_coll_model_t *m, const duet_coll_args_t *a);
 
 /* The method the tuner uses for this call shape (the same for all its candidates). */
 duet_predict_how_t duet_coll_predict_how(const duet_coll_args_t *a);

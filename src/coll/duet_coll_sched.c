@@ -18,6 +18,16 @@ void duet_sched_free(duet_sched_t *s)
     s->nsteps = s->cap = 0;
 }
 
+void duet_sched_drop_unused_tmp(duet_sched_t *s)
+{
+    for (int i = 0; i < s->nsteps && s->tmp_bytes; i++) {
+        const duet_step_t *t = &s->steps[i];
+        int reads = t->kind != DUET_STEP_RECV, writes = t->kind != DUET_STEP_SEND;
+        if ((reads && t->src_buf == DUET_BUF_TMP) || (writes && t->dst_buf == DUET_BUF_TMP)) return;
+    }
+    s->tmp_bytes = 0;
+}
+
 duet_status_t duet_coll_sched_begin(const duet_coll_args_t *a, duet_sched_t *s)
 {
     if (s->error) return s->error;

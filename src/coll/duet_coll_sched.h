@@ -62,6 +62,9 @@ typedef struct {
 
 void duet_sched_init(duet_sched_t *s, int rank, int nranks, size_t elem);
 void duet_sched_free(duet_sched_t *s);
+/* Sets tmp_bytes to 0 when no step reads or writes the scratch (a builder's room for ranks
+ * counts that need it: a call then allocates none). */
+void duet_sched_drop_unused_tmp(duet_sched_t *s);
 
 /* Append a step; return its index (or -1 after an allocation failure, recorded in
  * s->error). Zero-byte transfers are not added (they return -1 too, without error). */

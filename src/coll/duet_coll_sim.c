@@ -91,6 +91,7 @@ static int build_links(sim_t *s)
 /* ---------------------------------------------------------------- entry points */
 void duet_sim_model_default(duet_sim_model_t *m)
 {
+    *m = (duet_sim_model_t){0}; /* no net class, no terms beyond alpha-beta-gamma */
     m->alpha_us = 1.0;
     m->beta_us_per_byte = 1e-4;
     m->gamma_us_per_byte = 1e-5;

@@ -17,11 +17,18 @@
  * of a rank: the executor may run them in any order these rules allow.
  *
  * ---- The clock (alpha-beta-gamma, one executor thread per rank)
- * Each rank runs one step at a time; its clock advances by the step's cost:
+ * Each rank runs one step at a time; its clock advances by the step's cost, step_us plus
  *   SEND            bytes * beta   (injecting the message; the rank is busy meanwhile)
- *   RECV            bytes * gamma  (copying the message out)
- *   RECV_REDUCE     bytes * gamma
- *   COPY, REDUCE    bytes * gamma
+ *   RECV            bytes * gamma  (copying the message out; by reference: * copy)
+ *   RECV_REDUCE     bytes * (gamma + reduce)  (by reference: copy + reduce)
+ *   COPY            bytes * copy
+ *   REDUCE          bytes * (copy + reduce)
+ * (copy: copy_us_per_byte, or gamma when it is 0)
+ * A send by reference (the shape's byref, a message of at least DUET_CHAN_BYREF_MIN bytes
+ * from the send buffer out of place or from the receive buffer of a recv_stable schedule,
+ * inside one host) costs its sender step_us alone: only the offset travels, the receiver's
+ * copy out of the sender's heap is the one copy; the sender's last step is not its end, the
+ * acknowledgement of its last message by reference is (the executor waits for it).
  * A message sent at time t arrives at t + bytes*beta + alpha: alpha + bytes*beta after its
  * send started. A receive runs at the earliest max(receiver's clock, arrival). When a
  * receive completes at time t, its sender learns at t + alpha that the slot is free (the
@@ -89,6 +96,11 @@ typedef struct {
     /* a message between ranks on different hosts (shape->host), when net_alpha_us > 0: its
      * alpha (and its ack's), the sender's and the receiver's cost per byte */
     double net_alpha_us, net_beta_us_per_byte, net_gamma_us_per_byte;
+    double step_us;            /* every step a rank runs costs this besides its bytes      */
+    double copy_us_per_byte;   /* one copy (COPY, REDUCE, the receive of a message by
+                                * reference) when > 0; else gamma                         */
+    double reduce_us_per_byte; /* a reducing step's cost per byte beside gamma (REDUCE,
+                                * RECV_REDUCE)                                             */
 } duet_sim_model_t;
 
 /* Kinds of problems found, as bits of duet_sim_result_t.errors. */

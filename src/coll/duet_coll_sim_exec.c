@@ -4,6 +4,7 @@
  * each rank's clock over a heap of arrivals, acks and step completions.
  */
 #include <stdlib.h>
+#include "coll/duet_coll_chan.h"
 #include "coll/duet_coll_sim_state.h"
 
 /* ---------------------------------------------------------------- heaps */
@@ -104,15 +105,31 @@ static int crosses(const sim_t *s, int x, int y)
     return s->m.net_alpha_us > 0 && duet_coll_across(s->a, x, y);
 }
 
+/* Whether send step st of rank r goes by reference (duet_coll_sim.h, "The clock"). */
+static int by_ref(const sim_t *s, int r, const duet_step_t *st)
+{
+    if (!s->a->byref || st->kind != DUET_STEP_SEND || st->bytes < DUET_CHAN_BYREF_MIN || crosses(s, r, st->peer))
+        return 0;
+    return (st->src_buf == DUET_BUF_SEND && !s->a->in_place) || (st->src_buf == DUET_BUF_RECV && s->sc[r].recv_stable);
+}
+
 static void start_step(sim_t *s, int r, int gid, double now)
 {
     rank_t *k = &s->rk[r];
     duet_sim_rank_t *rs = &s->stat[r];
     const duet_step_t *st = &s->sc[r].steps[gid - s->gbase[r]];
     int net = is_send(st->kind) || is_recv(st->kind) ? crosses(s, r, st->peer) : 0;
-    double bytes = (double)st->bytes;
-    double dur = st->kind == DUET_STEP_SEND ? bytes * (net ? s->m.net_beta_us_per_byte : s->m.beta_us_per_byte)
-                                            : bytes * (net ? s->m.net_gamma_us_per_byte : s->m.gamma_us_per_byte);
+    double bytes = (double)st->bytes, per_byte;
+    double copy = s->m.copy_us_per_byte > 0 ? s->m.copy_us_per_byte : s->m.gamma_us_per_byte;
+    if (st->kind == DUET_STEP_SEND) per_byte = by_ref(s, r, st) ? 0 : net ? s->m.net_beta_us_per_byte : s->m.beta_us_per_byte;
+    else if (is_recv(st->kind) && net) per_byte = s->m.net_gamma_us_per_byte;
+    else if (is_recv(st->kind)) { /* out of the slot, or by reference out of the sender's heap */
+        size_t L = (size_t)st->peer * (size_t)s->n + (size_t)r;
+        int sent = s->slist[s->soff[L] + s->pos[gid]], from = st->peer;
+        per_byte = by_ref(s, from, &s->sc[from].steps[sent - s->gbase[from]]) ? copy : s->m.gamma_us_per_byte;
+    } else per_byte = copy;
+    if (st->kind == DUET_STEP_REDUCE || st->kind == DUET_STEP_RECV_REDUCE) per_byte += s->m.reduce_us_per_byte;
+    double dur = s->m.step_us + bytes * per_byte;
     k->busy = 1;
     s->seq[gid] = ++s->seq_next;
     if (s->check && !s->bad[gid]) duet_coll_sim_move_data(s, gid, st);
@@ -172,6 +189,10 @@ static void process(sim_t *s, const event_t *ev, double now)
         break;
     }
     default: {
+        int sender = ev->link / s->n, gid = s->slist[s->soff[ev->link] + s->acked[ev->link]];
+        /* the executor's call ends once its messages by reference are consumed */
+        if (by_ref(s, sender, &s->sc[sender].steps[gid - s->gbase[sender]]) && now > s->stat[sender].finish_us)
+            s->stat[sender].finish_us = now;
         int m = ++s->acked[ev->link] + s->m.slots - 1;
         if (m < s->soff[ev->link + 1] - s->soff[ev->link]) consider(s, s->slist[s->soff[ev->link] + m]);
     }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/duet_coll_predict.h"
+#include "coll/duet_coll_chan.h"
 #include "coll/duet_coll_executor.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
@@ -85,6 +86,7 @@ struct duet_coll_tune_cache {
     struct {
         uint64_t key1, key2;
         int algo;           /* index in duet_coll_algos, -1: empty */
+        int in_place;       /* the call the schedule was built for was in place */
         duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
         char why[768];      /* the TUNE log line: each candidate's predicted time, the choice */
     } e[TUNE_CACHE];
@@ -180,19 +182,90 @@ duet_status_t duet_coll_tune_costs(duet_comm_t c, const duet_coll_args_t *a, due
     return st ? st : costs(c, &ha, NULL, model, pred);
 }
 
+/*
+ * Placement. Whether a call's buffers lie in the heap (messages by reference, one copy) and
+ * whether it runs in place change its costs, and each rank knows only its own: costed by
+ * them alone, two ranks could pick different algorithms for one call. So the tuner costs a
+ * call's candidates under every placement it could have — in place or not, and (from
+ * DUET_CHAN_BYREF_MIN bytes) by reference or not — which every rank does alike. When they all
+ * pick the same, that is the pick, with no word exchanged; else the ranks tell each other
+ * theirs (once per call shape: decisions are cached by shape alone, so every rank meets the
+ * same first calls), in an exchange that is part of the call (under its signature: a rank
+ * that makes another call is a mismatch, as in any other message), and cost the placement of
+ * them all: by reference if every rank's buffers are in the heap, in place if every rank's
+ * call is. Where no exchange may run (inside a group) such a call is costed as copied, out of
+ * place, on every rank.
+ */
+enum { PLACE_COPIED, PLACE_BYREF, PLACE_IN_PLACE = 2, PLACES = 4 };
+
+static int place_of(const duet_coll_args_t *a) { return (a->byref ? PLACE_BYREF : 0) | (a->in_place ? PLACE_IN_PLACE : 0); }
+
+/* The candidates of every placement a's call could have (pred[p], p of PLACE_ bits; by
+ * reference only from DUET_CHAN_BYREF_MIN bytes; a forced algorithm, a GPU call or one rank:
+ * this rank's alone). *place: the placement to use — this rank's when the pick does not
+ * depend on it, else the one agreed (*exchanged 1), or copied without `agree`. */
+static duet_status_t costs_placed(duet_comm_t c, const duet_coll_args_t *a, const char *only, duet_coll_agree_fn agree,
+                                  void *ctx, duet_coll_model_t *model, duet_predict_t *pred, int *place, int *exchanged)
+{
+    *place = place_of(a), *exchanged = 0;
+    size_t most = a->count * a->elem * (a->kind == DUET_COLL_ALLTOALL || a->kind == DUET_COLL_REDUCE_SCATTER
+                                            ? (size_t)a->nranks : 1);
+    int byref_may = most >= DUET_CHAN_BYREF_MIN, fixed = (only && only[0]) || a->gpu || a->nranks < 2;
+    duet_coll_args_t pa = *a;
+    if (!byref_may) *place &= ~PLACE_BYREF;
+    int first_best = -2, differ = 0;
+    for (int p = 0; p < PLACES; p++) {
+        if ((p & PLACE_BYREF) && !byref_may) continue;
+        if (fixed && p != *place) continue;
+        pa.byref = (p & PLACE_BYREF) != 0, pa.in_place = (p & PLACE_IN_PLACE) != 0;
+        duet_status_t st = costs(c, &pa, only, model, &pred[p]);
+        if (st) return st;
+        int best = pred[p].best >= 0 ? (int)(pred[p].e[pred[p].best].algo - duet_coll_algos) : -1;
+        if (first_best == -2) first_best = best;
+        differ |= best != first_best;
+    }
+    if (!differ) return DUET_OK;
+    if (!agree) { /* no exchange may run: the same placement on every rank */
+        *place = PLACE_COPIED;
+        return DUET_OK;
+    }
+    /* the pick depends on where the buffers are: every rank says where its are */
+    const uint8_t mine[2] = {(*place & PLACE_BYREF) != 0, (*place & PLACE_IN_PLACE) != 0};
+    uint8_t all[2];
+    duet_status_t st = agree(ctx, mine, all);
+    if (st) return st;
+    *place = (all[0] ? PLACE_BYREF : 0) | (all[1] ? PLACE_IN_PLACE : 0);
+    *exchanged = 1;
+    return DUET_OK;
+}
+
+static const char *place_name(int place)
+{
+    static const char *const names[PLACES] = {"copied", "by reference", "in place, copied", "in place, by reference"};
+    return names[place & (PLACES - 1)];
+}
+
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                   const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan)
 {
+    return duet_coll_tune_pick_agreed(c, a, dt, NULL, NULL, algo, sched, plan);
+}
+
+duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
+                                         duet_coll_agree_fn agree, void *ctx, const duet_coll_algo_t **algo,
+                                         duet_sched_t *sched, const duet_sched_t **plan)
+{
     const char *kname = duet_coll_kind_name(a->kind);
+    /* by shape alone: placement is the rank's own (see "Placement" above) */
     uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
-                    ((uint64_t)a->in_place << 16) | ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
+                    ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
     size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
     cache_of(c);
     const duet_coll_algo_t *best = NULL;
     if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
         best = &duet_coll_algos[c->tune->e[slot].algo];
         DUET_LOG(INFO, TUNE, "%s", c->tune->e[slot].why); /* one line per call, cached or not */
-        if (c->tune->e[slot].sched.nsteps) { /* the same call again: run the same schedule */
+        if (c->tune->e[slot].sched.nsteps && c->tune->e[slot].in_place == a->in_place) { /* the same call again */
             *algo = best;
             *plan = &c->tune->e[slot].sched;
             return DUET_OK;
@@ -202,12 +275,16 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     duet_status_t hst = with_hosts(c, a, &ha);
     if (hst) return hst;
     a = &ha;
+    char forced[64];
+    duet_coll_forced_algo(c, a->kind, forced, sizeof forced);
     if (!best) {
         duet_coll_model_t model;
-        char forced[64];
-        duet_coll_forced_algo(c, a->kind, forced, sizeof forced);
-        duet_predict_t pred; /* every candidate's cost, by one method for all */
-        duet_status_t pst = costs(c, a, forced, &model, &pred);
+        duet_predict_t *preds = malloc(sizeof *preds * PLACES); /* each placement's candidates */
+        if (!preds) return DUET_FAIL(DUET_ERR_NO_MEMORY, TUNE, "out of host memory");
+        int place, exchanged;
+        duet_status_t pst = costs_placed(c, a, forced, agree, ctx, &model, preds, &place, &exchanged);
+        duet_predict_t pred = preds[place];
+        free(preds);
         if (pst) return pst;
         char line[768];
         const char *refused = "";
@@ -216,8 +293,15 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         if (a->nhosts > 1)
             snprintf(hosts, sizeof hosts, " on %d hosts (shm %.3gus %.3gGB/s, net %.3gus %.3gGB/s)", a->nhosts,
                      model.alpha_us, model.beta_gbps, model.net_alpha_us, model.net_beta_gbps);
-        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s, %s%s:", kname, a->count * a->elem,
-                            duet_dtype_name(dt), a->nranks, hosts, a->gpu ? "gpu, " : "", duet_predict_how_name(pred.how));
+        char terms[200] = ""; /* the fitted terms beside alpha and beta, when there are */
+        if (model.fit_err > 0)
+            snprintf(terms, sizeof terms, " (alpha %.3gus, beta %.3gGB/s, copy %.3gGB/s, mem %.3gGB/s past %.3gMiB, "
+                     "reduce %.3gGB/s, step %.3gus, call %.3gus; fit err %.0f%%)", model.alpha_us, model.beta_gbps,
+                     model.copy_gbps, model.mem_gbps, model.knee_bytes / 1048576.0, model.reduce_gbps, model.step_us,
+                     model.call_us, 100 * model.fit_err);
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s%s, %s%s%s, %s:", kname, a->count * a->elem,
+                            duet_dtype_name(dt), a->nranks, hosts, terms, a->gpu ? "gpu, " : "", place_name(place),
+                            exchanged ? " (agreed by all ranks)" : "", duet_predict_how_name(pred.how));
         for (int i = 0; i < pred.n; i++) {
             const duet_predict_entry_t *e = &pred.e[i];
             if (e->status != DUET_OK) {
@@ -248,11 +332,15 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
     }
     duet_sched_init(sched, a->rank, a->nranks, a->elem);
     duet_status_t st = best->build(a, sched);
+    if (st == DUET_OK) duet_sched_drop_unused_tmp(sched); /* no scratch to allocate per call */
     sched->name = best->name;
     *algo = best;
     *plan = sched;
-    if (st) {
+    if (st) { /* a decision of this shape taken for a call of another placement (in place or not) */
         duet_sched_free(sched);
+        if (forced[0] && st == DUET_ERR_UNSUPPORTED)
+            return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s forces %s for %s, which cannot run it: %s",
+                             forced_by(c, a->kind), forced, kname, duet_last_error());
         return st;
     }
     if (c->tune) { /* remember the decision, and a small schedule itself (the cache owns it) */
@@ -261,6 +349,7 @@ duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet
         c->tune->e[slot].key1 = key1;
         c->tune->e[slot].key2 = key2;
         c->tune->e[slot].algo = (int)(best - duet_coll_algos);
+        c->tune->e[slot].in_place = a->in_place;
         if (sched->nsteps > 0 && sched->nsteps <= CACHED_STEPS_MAX) {
             c->tune->e[slot].sched = *sched;
             duet_sched_init(sched, a->rank, a->nranks, a->elem); /* ownership moved */

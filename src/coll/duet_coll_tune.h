@@ -128,4 +128,17 @@ static inline duet_coll_again_t *duet_coll_tune_again(duet_comm_t c)
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                   const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan);
 
+/* How the ranks learn each other's placement when the pick depends on it (duet_coll_tune.c,
+ * "Placement"): *all gets, per byte of mine[2] ({by reference, in place}, 0 or 1), its
+ * minimum over the ranks. It runs as part of the call being prepared (its signature), so a
+ * rank that makes another call is caught as a mismatch. */
+typedef duet_status_t (*duet_coll_agree_fn)(void *ctx, const uint8_t mine[2], uint8_t all[2]);
+
+/* duet_coll_tune_pick, with the ranks' placement agreed through `agree` where the pick
+ * depends on it; agree NULL (inside a group, or an exchange for another call): such a call
+ * is costed as copied and out of place on every rank. (duet_coll_tune_pick: agree NULL.) */
+duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
+                                         duet_coll_agree_fn agree, void *ctx, const duet_coll_algo_t **algo,
+                                         duet_sched_t *sched, const duet_sched_t **plan);
+
 #endif

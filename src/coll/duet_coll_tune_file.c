@@ -9,6 +9,9 @@
  *
  *   cpu=AMD_EPYC_7B13 cores=2 duet=0.1.0 ranks=2 hosts=1 alpha_us=0.1096 beta_gbps=4.128
  *       alpha_spread=0.120 beta_spread=0.080      (one line: the repeats' (max - min) / median)
+ *       call_us=0.4 step_us=0.05 copy_gbps=20 mem_gbps=3 knee_bytes=4194304 reduce_gbps=20 fit_err=0.12
+ *
+ * (the last seven, the fitted terms of duet-perf --calibrate, only in a line it wrote).
  *
  * The key is what makes the numbers valid: the CPU model (/proc/cpuinfo's "model name", spaces
  * as _), the cores online, Duet's version and the layout of the communicator that measured
@@ -21,6 +24,7 @@
  * other keys' lines and replaces this key's (a new file, renamed into place).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +119,28 @@ static int key_matches(const char *line, const char *key, int exact)
     return 1;
 }
 
+/* The fitted terms (duet_coll_fit.h), each optional: a line without them is the plain
+ * alpha-beta model. A value that is not a number >= 0 leaves the whole set out. */
+static const struct {
+    const char *name;
+    size_t at;
+} terms[] = {
+    {"call_us", offsetof(duet_coll_model_t, call_us)},       {"step_us", offsetof(duet_coll_model_t, step_us)},
+    {"copy_gbps", offsetof(duet_coll_model_t, copy_gbps)},   {"mem_gbps", offsetof(duet_coll_model_t, mem_gbps)},     {"knee_bytes", offsetof(duet_coll_model_t, knee_bytes)},
+    {"reduce_gbps", offsetof(duet_coll_model_t, reduce_gbps)}, {"fit_err", offsetof(duet_coll_model_t, fit_err)},
+};
+
+static void read_terms(const char *line, duet_coll_model_t *m)
+{
+    double v[DUET_ARRAY_LEN(terms)];
+    for (size_t i = 0; i < DUET_ARRAY_LEN(terms); i++) {
+        char text[64], *end;
+        v[i] = field(line, terms[i].name, text, sizeof text) ? strtod(text, &end) : 0;
+        if (v[i] != 0 && (*end || !(v[i] >= 0) || v[i] > 1e12)) return;
+    }
+    for (size_t i = 0; i < DUET_ARRAY_LEN(terms); i++) *(double *)(void *)((char *)m + terms[i].at) = v[i];
+}
+
 int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout, duet_coll_model_t *m, char *path,
                              size_t len)
 {
@@ -135,6 +161,7 @@ int duet_coll_tune_file_read(const char *kind, const duet_coll_layout_t *layout,
         m->alpha_us = alpha, m->beta_gbps = beta;
         m->alpha_spread = field(line, "alpha_spread", a, sizeof a) ? strtod(a, NULL) : 0;
         m->beta_spread = field(line, "beta_spread", b, sizeof b) ? strtod(b, NULL) : 0;
+        read_terms(line, m);
         found = 0;
     }
     fclose(f);
@@ -178,8 +205,11 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layou
     fprintf(f, "# duet's tune file (%s): one line per machine, version and rank layout; delete to measure again\n",
             !kind[0] ? "shm transport" : strcmp(kind, "net") == 0 ? "net transport" : "GPU executor");
     for (int i = 0; i < nkeep; i++) fprintf(f, "%s%s", keep[i], strchr(keep[i], '\n') ? "" : "\n");
-    fprintf(f, "%s alpha_us=%.4f beta_gbps=%.4f alpha_spread=%.3f beta_spread=%.3f\n", key, m->alpha_us, m->beta_gbps,
+    fprintf(f, "%s alpha_us=%.4f beta_gbps=%.4f alpha_spread=%.3f beta_spread=%.3f", key, m->alpha_us, m->beta_gbps,
             m->alpha_spread, m->beta_spread);
+    for (size_t i = 0; m->fit_err > 0 && i < DUET_ARRAY_LEN(terms); i++)
+        fprintf(f, " %s=%.6g", terms[i].name, *(const double *)(const void *)((const char *)m + terms[i].at));
+    fputc('\n', f);
     free(keep);
     if (fclose(f) == 0 && rename(tmp, path) == 0)
         DUET_LOG(INFO, TUNE, "wrote %s: %s: alpha %.3f us, beta %.2f GB/s", path, key, m->alpha_us, m->beta_gbps);

@@ -20,6 +20,16 @@ typedef struct {
     /* how far the repeats of the measurement that gave the first pair spread: (max - min) /
      * median of alpha and of beta (0: not measured, or not known) */
     double alpha_spread, beta_spread;
+    /* The terms beyond alpha and beta (src/coll/duet_coll_predict.h), fitted by `duet-perf
+     * --calibrate` to a sweep of forced algorithms (duet_coll_fit.h); 0 where not fitted (the
+     * plain alpha-beta model). They price the first pair's link class. */
+    double call_us;     /* per call of the executor: preparing it, starting and ending it   */
+    double step_us;     /* per step a rank runs, besides its bytes                          */
+    double copy_gbps;   /* one copy: a local copy, a message by reference (0: 2 x beta)       */
+    double mem_gbps;    /* beta once a call's bytes outgrow the cache (0: beta at any size)  */
+    double knee_bytes;  /* the bytes of the ranks' buffers on a host that the cache holds    */
+    double reduce_gbps; /* a reduction's extra cost per byte, beside its copy (0: none)      */
+    double fit_err;     /* the fit's median |predicted - measured| / measured (0: no fit)    */
 } duet_coll_model_t;
 
 struct duet_comm {

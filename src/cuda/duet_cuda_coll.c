@@ -398,7 +398,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
     g->nchan = p2p ? duet_cuda_coll_p2p_channels(c) : duet_cuda_exec_channels(c, larger * es);
     g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
-                              g->wide ? 0 : k->in_place, 1, NULL, 0};
+                              g->wide ? 0 : k->in_place, 1, NULL, 0, 0};
     duet_sched_init(sched, c->rank, c->size, es);
     g->plan = sched;
     g->algo = NULL;

@@ -91,7 +91,7 @@ static duet_status_t add_message(duet_comm_t c, const duet_cuda_coll_call_t *k, 
     size_t es = duet_datatype_size(k->dt), at = (size_t)(op_buffer(k) - base);
     /* the same arguments as a send / recv outside a group (duet_cuda_coll.c, plan_call) */
     duet_coll_args_t a = {(duet_coll_kind_t)k->kind, c->rank, c->size, k->root, k->count, es,
-                          duet_cuda_exec_chunk(nchan), 0, 1, NULL, 0};
+                          duet_cuda_exec_chunk(nchan), 0, 1, NULL, 0, 0};
     duet_sched_t one;
     duet_sched_init(&one, c->rank, c->size, es);
     duet_status_t st = duet_coll_p2p(&a, &one);

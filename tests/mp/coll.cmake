@@ -152,3 +152,13 @@ foreach(n 1 2 3 4)
                    $<TARGET_FILE:test_tune>)
   set_tests_properties(mp.test_tune.${n} PROPERTIES LABELS mp TIMEOUT 120)
 endforeach()
+
+# test_tune_place: one pick on every rank where the cost depends on each rank's buffers (heap
+# or private); the model pinned (its own tune file, alpha and beta set).
+foreach(n 2 3 4)
+  add_test(NAME mp.test_tune_place.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 -x DUET_TUNE_ALPHA_US=0.3
+                   -x DUET_TUNE_BETA_GBPS=6 -x DUET_TUNE_FILE=${CMAKE_CURRENT_BINARY_DIR}/tune-place.txt
+                   $<TARGET_FILE:test_tune_place>)
+  set_tests_properties(mp.test_tune_place.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()

@@ -25,7 +25,7 @@ static duet_comm_t W;
 /* The algorithm the tuner picks for an allreduce of `count` floats on W now. */
 static const char *pick_for(duet_coll_kind_t kind, size_t count)
 {
-    duet_coll_args_t a = {kind, me, np, 0, count, sizeof(float), W->chan->chunk, 0, 0, NULL, 0};
+    duet_coll_args_t a = {kind, me, np, 0, count, sizeof(float), W->chan->chunk, 0, 0, NULL, 0, 0};
     const duet_coll_algo_t *algo = NULL;
     const duet_sched_t *plan = NULL;
     duet_sched_t s;

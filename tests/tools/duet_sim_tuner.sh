@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools.duet_sim_tuner: duet-sim reports what the tuner decides. A real run (duet-perf under
 # duetrun, DUET_DEBUG_SUBSYS=TUNE) logs, per call shape, each candidate's predicted time
-# and the pick; duet-sim, given the same model (one tune file for both), must print the
+# and the pick; duet-sim, given the same model (one tune file for both) and placement (--heap:
+# duet-perf's buffers are in the heap), must print the
 # same method, times (to the log's 0.01 us) and pick for every size, on both sides of the
 # size where the tuner stops simulating; then the same over 2 hosts (DUET_COLL_RANKS_PER_HOST=2,
 # duet-sim --hosts 2), where the tuner picks hierarchical algorithms where the model says so,
@@ -19,13 +20,14 @@ check() { # check <collective> <ranks> <duet-perf size flags...>
     DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE "$duetrun" -n "$n" --timeout 60 \
         "$perf" "$coll" "$@" -n 2 -w 1 -c 0 >"$tmp/perf.out" 2>"$tmp/perf.err" ||
         fail "$coll on $n ranks: duet-perf failed: $(tail -3 "$tmp/perf.err")"
-    # rank 0's TUNE lines: "<bytes> <method> <algo>=<us> ... <pick>", one per call shape
-    grep -E '^[^ ]*:0 \[TUNE\] [a-z]+ [0-9]+ bytes ' "$tmp/perf.err" |
-        sed -E 's/^.*\[TUNE\] [a-z]+ ([0-9]+) bytes [a-z0-9]+, [0-9]+ ranks( on [0-9]+ hosts \([^)]*\))?, ([a-z -]+):(.*) -> ([a-z]+).*$/\1|\3|\4|\5/' |
+    # rank 0's TUNE lines of the float calls (not the placement exchanges, uint8): "<bytes> <method>
+    # <algo>=<us> ... <pick>", one per call shape
+    grep -E '^[^ ]*:0 \[TUNE\] [a-z]+ [0-9]+ bytes float, ' "$tmp/perf.err" |
+        sed -E 's/^.*\[TUNE\] [a-z]+ ([0-9]+) bytes [a-z0-9]+, [0-9]+ ranks( on [0-9]+ hosts \([^)]*\))?, [a-z ,]+( \(agreed by all ranks\))?, ([a-z -]+):(.*) -> ([a-z]+).*$/\1|\4|\5|\6/' |
         sort -u -t'|' -k1,1n >"$tmp/tuner"
     [ -s "$tmp/tuner" ] || fail "$coll on $n ranks: no TUNE lines in the log"
     # shellcheck disable=SC2086 # SIMFLAGS: words
-    "$sim" "$coll" -n "$n" ${SIMFLAGS:-} "$@" --csv >"$tmp/sim.csv" 2>"$tmp/sim.err" || fail "duet-sim $coll -n $n failed"
+    "$sim" "$coll" -n "$n" --heap ${SIMFLAGS:-} "$@" --csv >"$tmp/sim.csv" 2>"$tmp/sim.err" || fail "duet-sim $coll -n $n failed"
     # the CSV row of the same call: bytes of the call = count x 4 (float)
     awk -F, -v tuner="$tmp/tuner" '
         NR == 1 { for (i = 9; i < NF; i++) { name[i] = $i; sub(/_us$/, "", name[i]) } last = NF - 1; next }

@@ -24,3 +24,7 @@ set_tests_properties(tools.duet_sim_tuner PROPERTIES LABELS mp TIMEOUT 120)
 add_test(NAME tools.perf_validate
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_validate.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:duet-perf>)
 set_tests_properties(tools.perf_validate PROPERTIES LABELS mp TIMEOUT 120)
+add_test(NAME tools.perf_calibrate
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_calibrate.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:duet-perf>
+                 $<TARGET_FILE:duet-sim>)
+set_tests_properties(tools.perf_calibrate PROPERTIES LABELS mp TIMEOUT 150)

@@ -82,7 +82,7 @@ static int is_hier(const duet_coll_algo_t *al) { return al->name[0] == 'h'; } /*
 
 static duet_coll_args_t shape(const duet_coll_algo_t *al, int n, size_t bytes, int in_place)
 {
-    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0, 0, NULL, 0};
+    duet_coll_args_t a = {al->kind, 0, n, 0, bytes / 8, 8, 131072, bytes >= 8 ? in_place : 0, 0, NULL, 0, 0};
     return a;
 }
 
@@ -91,7 +91,7 @@ static duet_status_t simulate(const duet_coll_algo_t *al, const duet_coll_args_t
                               double *us)
 {
     double half = 0.5 / (m->beta_gbps * 1e3);
-    duet_sim_model_t sm = {m->alpha_us, half, half, 8, 0, 0, 0};
+    duet_sim_model_t sm = {.alpha_us = m->alpha_us, .beta_us_per_byte = half, .gamma_us_per_byte = half, .slots = 8};
     duet_sim_result_t res;
     duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
     if (st == DUET_OK && !res.ok) return DUET_ERR_INTERNAL;
@@ -230,7 +230,7 @@ static void method_and_candidates(void)
     static const int ranks[] = {4, 100, 5000, 1 << 20};
     for (int kind = 0; kind < DUET_COLL_SEND; kind++)
         for (size_t ni = 0; ni < 4; ni++) {
-            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0, 0, NULL, 0};
+            duet_coll_args_t c = {(duet_coll_kind_t)kind, 0, ranks[ni], 0, 1024, 4, 131072, 0, 0, NULL, 0, 0};
             duet_predict_t p;
             EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_OK, "%s", duet_last_error());
             EXPECT(p.how == duet_coll_predict_how(&c), "method");
@@ -251,7 +251,7 @@ static void method_and_candidates(void)
             EXPECT(duet_coll_predict_all(&c, &m, "nosuch", &one) == DUET_OK && one.n == 0 && one.best == -1,
                    "only an unknown name");
         }
-    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0, NULL, 0};
+    duet_coll_args_t c = {DUET_COLL_SEND, 0, 2, 1, 8, 1, 131072, 0, 0, NULL, 0, 0};
     duet_predict_t p;
     EXPECT(duet_coll_predict_all(&c, &m, NULL, &p) == DUET_ERR_INVALID_ARG, "send has no candidates");
     duet_coll_model_t bad = {.alpha_us = 0, .beta_gbps = 3.0};
@@ -410,7 +410,7 @@ static void scale(void)
             int n = 1 << 24;
             int block = al->kind == DUET_COLL_ALLGATHER || al->kind == DUET_COLL_REDUCE_SCATTER ||
                         al->kind == DUET_COLL_ALLTOALL;
-            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0, 0, NULL, 0};
+            duet_coll_args_t a = {al->kind, 0, n, 0, block ? bytes / 4 / (size_t)n + 1 : bytes / 4, 4, 131072, 0, 0, NULL, 0, 0};
             double us = -1;
             duet_status_t st = duet_coll_predict_analytic(al, &a, &m, &us);
             EXPECT(st == DUET_OK, "%s %s at 2^24 ranks: %s", al->name, duet_coll_kind_name(al->kind), duet_last_error());
@@ -445,7 +445,8 @@ static duet_status_t simulate_hosts(const duet_coll_algo_t *al, const duet_coll_
                                     double *us)
 {
     double half = 0.5 / (m->beta_gbps * 1e3), net_half = 0.5 / (m->net_beta_gbps * 1e3);
-    duet_sim_model_t sm = {m->alpha_us, half, half, 8, m->net_alpha_us, net_half, net_half};
+    duet_sim_model_t sm = {.alpha_us = m->alpha_us, .beta_us_per_byte = half, .gamma_us_per_byte = half, .slots = 8,
+                          .net_alpha_us = m->net_alpha_us, .net_beta_us_per_byte = net_half, .net_gamma_us_per_byte = net_half};
     duet_sim_result_t res;
     duet_status_t st = duet_coll_simulate(al, a, 0, &sm, &res, NULL);
     if (st == DUET_OK && !res.ok) return DUET_ERR_INTERNAL;

@@ -141,7 +141,7 @@ int main(void)
                             int n = ranks[ri], roots[3] = {0, 1 % n, n - 1};
                             for (int r = 0; r < n; r++) {
                                 duet_coll_args_t a = {al->kind, r, n, roots[root_i], counts[ci], 4, chunks[hi],
-                                                      in_place, 0, NULL, 0};
+                                                      in_place, 0, NULL, 0, 0};
                                 char shape[128];
                                 snprintf(shape, sizeof shape, "(%s, %d ranks, count %zu, chunk %zu, %s, root %d)",
                                          duet_coll_kind_name(al->kind), n, counts[ci], chunks[hi],

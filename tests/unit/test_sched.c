@@ -100,7 +100,7 @@ static void run_case_on(int ai, int n, size_t count, size_t elem, size_t chunk, 
 {
     const duet_coll_algo_t *al = &duet_coll_algos[ai];
     algo_stats_t *st = &g_stats[ai];
-    duet_coll_args_t a = {al->kind, 0, n, root, count, elem, chunk, in_place, 0, host, nhosts};
+    duet_coll_args_t a = {al->kind, 0, n, root, count, elem, chunk, in_place, 0, host, nhosts, 0};
     duet_sim_model_t m;
     duet_sim_model_default(&m);
     m.slots = slots;
@@ -207,7 +207,7 @@ static void matrix(void)
                     for (int ip = 0; ip < 2; ip++)
                         for (int ri = 0; ri < nroots; ri++) {
                             if (root_repeats(roots, ri)) continue;
-                            duet_coll_args_t a = {al->kind, 0, n, roots[ri], counts[ci], elem, chunk, ip, 0, NULL, 0};
+                            duet_coll_args_t a = {al->kind, 0, n, roots[ri], counts[ci], elem, chunk, ip, 0, NULL, 0, 0};
                             if (estimate_steps(al, &a) > MAX_STEPS) {
                                 g_stats[ai].skipped += 2;
                                 continue;
@@ -306,7 +306,7 @@ static void print_matrix_summary(void)
 static double sim_time(const char *name, duet_coll_kind_t kind, int n, size_t bytes, const duet_sim_model_t *m)
 {
     const duet_coll_algo_t *al = duet_sim_find_algo(kind, name);
-    duet_coll_args_t a = {kind, 0, n, 0, bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0};
+    duet_coll_args_t a = {kind, 0, n, 0, bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0, 0};
     duet_sim_result_t res;
     int ok = al && duet_coll_simulate(al, &a, 0, m, &res, NULL) == DUET_OK && res.ok && res.time_us > 0;
     EXPECT(ok, "timing %s %s n=%d %zu B did not simulate cleanly: %s", name, duet_coll_kind_name(kind), n, bytes,
@@ -316,13 +316,13 @@ static double sim_time(const char *name, duet_coll_kind_t kind, int n, size_t by
 
 static void clock_model(void)
 {
-    duet_sim_model_t m = {1.0, 1e-4, 1e-5, 4, 0, 0, 0}; /* alpha 1 us, 10 GB/s, 100 GB/s locally */
+    duet_sim_model_t m = {.alpha_us = 1.0, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 1e-5, .slots = 4}; /* alpha 1 us, 10 GB/s, 100 GB/s locally */
 
     /* exact: one 1000-byte message: injected 0..0.1, arrives 1.1, copied out by 1.11; with
      * one slot a second message waits for the ack (1.11 + 1), then the same again */
     {
-        duet_sim_model_t m1 = {1.0, 1e-4, 1e-5, 1, 0, 0, 0};
-        duet_coll_args_t a = {DUET_COLL_BROADCAST, 0, 2, 0, 1000, 1, 1000, 1, 0, NULL, 0};
+        duet_sim_model_t m1 = {.alpha_us = 1.0, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 1e-5, .slots = 1};
+        duet_coll_args_t a = {DUET_COLL_BROADCAST, 0, 2, 0, 1000, 1, 1000, 1, 0, NULL, 0, 0};
         duet_sched_t sc[2];
         duet_sim_result_t res;
         duet_sim_rank_t rk[2];
@@ -385,7 +385,7 @@ static void clock_model(void)
     printf("\n256 ranks, timing only:\n");
     for (size_t i = 0; i < DUET_ARRAY_LEN(big); i++) {
         const duet_coll_algo_t *al = duet_sim_find_algo(big[i].kind, big[i].name);
-        duet_coll_args_t a = {big[i].kind, 0, 256, 0, big[i].bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0};
+        duet_coll_args_t a = {big[i].kind, 0, 256, 0, big[i].bytes / 8, 8, 128 * 1024, 0, 0, NULL, 0, 0};
         duet_sim_result_t res;
         double t0 = now_s();
         duet_status_t s = duet_coll_simulate(al, &a, 0, &m, &res, NULL);
@@ -408,7 +408,7 @@ typedef struct {
 static void hand_init(hand_t *h, duet_coll_kind_t kind, int n, size_t count, size_t elem, int in_place)
 {
     h->n = n;
-    h->a = (duet_coll_args_t){kind, 0, n, 0, count, elem, 1024, in_place, 0, NULL, 0};
+    h->a = (duet_coll_args_t){kind, 0, n, 0, count, elem, 1024, in_place, 0, NULL, 0, 0};
     for (int r = 0; r < n; r++) duet_sched_init(&h->sc[r], r, n, elem);
 }
 
@@ -570,7 +570,7 @@ static void broken(void)
     for (int variant = 0; variant < 3; variant++) {
         const duet_coll_algo_t *ring = duet_sim_find_algo(DUET_COLL_ALLREDUCE, "ring");
         duet_sched_t sc[4];
-        duet_coll_args_t a4 = {DUET_COLL_ALLREDUCE, 0, 4, 0, 4 * 24 + 5, 8, 64, 1, 0, NULL, 0};
+        duet_coll_args_t a4 = {DUET_COLL_ALLREDUCE, 0, 4, 0, 4 * 24 + 5, 8, 64, 1, 0, NULL, 0, 0};
         for (int r = 0; r < 4; r++) {
             a4.rank = r;
             duet_sched_init(&sc[r], r, 4, 8);
@@ -592,7 +592,7 @@ static void broken(void)
     /* the API refuses what it cannot simulate */
     duet_sim_model_t m;
     duet_sim_model_default(&m);
-    duet_coll_args_t a = {DUET_COLL_SEND, 0, 2, 1, 4, 8, 1024, 0, 0, NULL, 0};
+    duet_coll_args_t a = {DUET_COLL_SEND, 0, 2, 1, 4, 8, 1024, 0, 0, NULL, 0, 0};
     EXPECT(duet_coll_simulate(&duet_coll_algos[0], &a, 1, &m, &res, NULL) == DUET_ERR_INVALID_ARG, "p2p simulated");
     a.kind = DUET_COLL_BROADCAST;
     EXPECT(duet_coll_simulate(&duet_coll_algos[0], &a, 1, &m, &res, NULL) == DUET_ERR_INVALID_ARG,

@@ -33,7 +33,7 @@ int main(void)
             for (int r = 0; r < n; r++)
                 for (size_t k = 0; k < DUET_ARRAY_LEN(counts); k++)
                     for (int in_place = 0; in_place < 2; in_place++) {
-                        duet_coll_args_t a = {al->kind, r, n, 0, counts[k], 1, 128 << 10, in_place, 0, NULL, 0};
+                        duet_coll_args_t a = {al->kind, r, n, 0, counts[k], 1, 128 << 10, in_place, 0, NULL, 0, 0};
                         duet_sched_t s;
                         duet_sched_init(&s, r, n, 1);
                         duet_status_t st = al->build(&a, &s);
@@ -48,7 +48,7 @@ int main(void)
     /* too many chunks: 2^33 bytes in 64-byte messages are 2^27 chunks */
     for (int i = 0; i < duet_coll_nalgos; i++) {
         const duet_coll_algo_t *al = &duet_coll_algos[i];
-        duet_coll_args_t a = {al->kind, 0, 2, 0, (size_t)1 << 33, 1, 64, 0, 0, NULL, 0};
+        duet_coll_args_t a = {al->kind, 0, 2, 0, (size_t)1 << 33, 1, 64, 0, 0, NULL, 0, 0};
         duet_sched_t s;
         duet_sched_init(&s, 0, 2, 1);
         duet_status_t st = al->build(&a, &s);
@@ -63,7 +63,7 @@ int main(void)
     for (int i = 0; i < duet_coll_nalgos; i++) {
         const duet_coll_algo_t *al = &duet_coll_algos[i];
         if (al->name[0] == 'h') continue; /* hierarchical: over hosts only */
-        duet_coll_args_t a = {al->kind, 1, 4, 0, (size_t)1 << 20, 1, 128 << 10, 0, 0, NULL, 0};
+        duet_coll_args_t a = {al->kind, 1, 4, 0, (size_t)1 << 20, 1, 128 << 10, 0, 0, NULL, 0, 0};
         duet_sched_t s;
         duet_sched_init(&s, 1, 4, 1);
         duet_status_t st = al->build(&a, &s);

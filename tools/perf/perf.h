@@ -138,6 +138,11 @@ int perf_run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why);
  * turn over -b .. -e, the tuner's predictions against the medians measured (collective).
  * modes[0..nmodes) are collective modes; 0, or 1 when a result was wrong. */
 int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int rounds);
+/* duet-perf --calibrate: the tuner's alpha and beta measured anew, then every algorithm of
+ * each collective mode forced over -b .. -e and the model's terms fitted to the medians
+ * (duet_coll_fit.h), printed with their spreads and the fit's error and written to the tune
+ * file (collective). 0, or 1 when a result was wrong. */
+int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int rounds);
 
 /* perf_coll.c: before duet_init, with the arguments parsed. Checks -a against the algorithm
  * table and sets DUET_ALGO for it (exits with a message on a bad name). */

@@ -346,7 +346,7 @@ duet_coll_args_t perf_coll_args(const perf_t *p, int rank)
     size_t es = duet_datatype_size(p->dtype);
     if (ci->reduces && (p->dtype == DUET_FLOAT16 || p->dtype == DUET_BFLOAT16)) es = sizeof(float);
     duet_coll_args_t a = {(duet_coll_kind_t)ci->kind, rank, p->nranks, ci->rooted ? p->root : 0,
-                          p->count, es, p->comm->chan->chunk, 0, 0, NULL, 0};
+                          p->count, es, p->comm->chan->chunk, 0, 0, NULL, 0, p->bufs_in_heap};
     return a;
 }
 

@@ -4,7 +4,7 @@
  *   duetrun -n N build/bin/duet-perf MODE [flags]       a sweep (duet-perf -h lists all)
  *   duet-perf --fit [--plot FILE.png] FILE.csv...        analysis of earlier sweeps
  *   duet-perf --list-algos COLLECTIVE                    the algorithms -a can force
- *   duetrun -n N build/bin/duet-perf --calibrate         re-measure the tuner's alpha, beta
+ *   duetrun -n N build/bin/duet-perf --calibrate [C...]  measure the tuner's alpha, beta; fit its terms
  *   duetrun -n N build/bin/duet-perf --validate [C...]   the tuner's model against forced runs
  *
  * One process per rank; every rank runs the same loop and rank 0 prints one row per size
@@ -71,7 +71,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: duetrun -n N duet-perf MODE [flags]\n"
                "       duet-perf --fit [--plot FILE.png] FILE.csv...   (also: --plot alone)\n"
                "       duet-perf --list-algos COLLECTIVE\n"
-               "       duetrun -n N duet-perf --calibrate\n"
+               "       duetrun -n N duet-perf --calibrate [COLLECTIVE...] [-b -e -f --rounds ...]\n"
                "       duetrun -n N duet-perf --validate [COLLECTIVE...] [-b -e -f --rounds ...]\n"
                "one-sided modes (rank 0's time):\n");
     for (size_t i = 0; i < perf_onesided_nmodes; i++)
@@ -113,7 +113,9 @@ static void usage(FILE *f)
             "                       (least squares on relative error), crossovers, fastest per size\n"
             "      --plot FILE.png  time and busbw against size, with the fits (gnuplot)\n"
             "      --list-algos C   the algorithms of collective C, one per line\n"
-            "      --calibrate      measure the tuner's alpha and beta anew (collective)\n"
+            "      --calibrate [C..] measure the tuner's alpha and beta anew, then fit the model's\n"
+            "                       terms to every algorithm of each C forced over -b .. -e\n"
+            "                       (16 B .. 16 MiB by 4, 3 rounds) and save them (collective)\n"
             "      --validate [C..] every algorithm of each collective C (all six without) forced\n"
             "                       in turn over -b .. -e by -f (default 4): the tuner's predictions\n"
             "                       against the medians measured, its pick against the fastest\n"
@@ -174,15 +176,15 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
-    int factor_set = 0, iters_set = 0;
+    int factor_set = 0, iters_set = 0, minb_set = 0, maxb_set = 0;
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
     p->iters = p->warmup = -1, p->window = 64, p->csv = NULL;
     p->check = 1, p->average = PERF_TIME_MEAN, p->root = 0, p->algo = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:W:V:c:d:o:r:a:Gh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': p->minb = parse_size_arg(optarg, "-b"); break;
-        case 'e': p->maxb = parse_size_arg(optarg, "-e"); break;
+        case 'b': p->minb = parse_size_arg(optarg, "-b"), minb_set = 1; break;
+        case 'e': p->maxb = parse_size_arg(optarg, "-e"), maxb_set = 1; break;
         case 'f': p->factor = parse_size_arg(optarg, "-f"), factor_set = 1; break;
         case 'n': p->iters = (long)parse_size_arg(optarg, "-n"), iters_set = 1; break;
         case 'w': p->warmup = (long)parse_size_arg(optarg, "-w"); break;
@@ -218,8 +220,12 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         }
     }
     int npos = argc - optind;
-    if (cli->validate) {
-        /* the collective modes named, else all six; -b .. -e by -f: 8 B .. 64 MiB by 4 */
+    if (cli->validate || cli->calibrate) {
+        /* the collective modes named, else all six; -b .. -e by -f: 8 B .. 64 MiB by 4
+         * (--calibrate: 16 B .. 16 MiB, between --validate's sizes, so that a validation
+         * after it is measured on calls the fit has not seen) */
+        if (cli->calibrate && !minb_set) p->minb = 16;
+        if (cli->calibrate && !maxb_set) p->maxb = (size_t)16 << 20;
         if (p->device || p->algo) perf_die("--validate forces every host algorithm itself: no -a, no --device");
         static const char *all[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall"};
         cli->nmodes = npos ? npos : (int)DUET_ARRAY_LEN(all);
@@ -232,12 +238,12 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
             cli->modes[i] = m;
         }
         if (!factor_set) p->factor = 4;
-        if (cli->rounds <= 0) cli->rounds = 5;
+        if (cli->rounds <= 0) cli->rounds = cli->calibrate ? 3 : 5;
         p->mode = cli->modes[0];
         p->max_volume = 0;
         npos = 1; /* the checks below, for the first mode */
-    } else if (cli->list_algos || cli->calibrate) {
-        if (npos != (cli->list_algos ? 1 : 0)) {
+    } else if (cli->list_algos) {
+        if (npos != 1) {
             usage(stderr);
             exit(2);
         }
@@ -248,13 +254,13 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         usage(stderr);
         exit(2);
     }
-    if (!cli->validate) p->mode = find_mode(argv[optind], p->device);
+    if (!cli->validate && !cli->calibrate) p->mode = find_mode(argv[optind], p->device);
     if (!p->mode) {
         if (!p->fit && !p->plot) perf_die("unknown mode '%s' (try -h)", argv[optind]);
         cli->files = &argv[optind], cli->nfiles = npos; /* analysis of CSV files */
         return;
     }
-    if (npos != 1 && !cli->validate)
+    if (npos != 1 && !cli->validate && !cli->calibrate)
         perf_die("one mode per run; '%s' is extra (CSV files go without a mode)", argv[optind + 1]);
     const perf_mode_t *m = p->mode;
     if (p->maxb < p->minb) perf_die("-e is smaller than -b");
@@ -282,7 +288,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         }
         if (!m->redop_from_flags) p->nops = 1; /* redop column "none" */
     }
-    if (cli->validate) {
+    if (cli->validate || cli->calibrate) {
         if (p->ndtypes > 1 || p->nops > 1) perf_die("--validate: one datatype and one op");
         if (!iters_set) p->iters = -1; /* per size (perf_validate.c) */
     }
@@ -483,19 +489,6 @@ static int run_analysis(perf_t *p, const cli_t *cli)
     return rc;
 }
 
-static int run_calibrate(void)
-{
-    PERF_CHECK(duet_init());
-    duet_coll_model_t model;
-    PERF_CHECK(duet_coll_calibrate(duet_comm_world(), &model));
-    if (duet_my_pe() == 0)
-        printf("calibrate: %d ranks: alpha = %.3f us per message (spread %.0f %% over 7 repeats), beta = %.2f "
-               "GB/s (spread %.0f %%); saved in the tune file (see duet-info for DUET_TUNE_FILE)\n", duet_n_pes(),
-               model.alpha_us, 100 * model.alpha_spread, model.beta_gbps, 100 * model.beta_spread);
-    PERF_CHECK(duet_finalize());
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     perf_t p = {0};
@@ -506,7 +499,6 @@ int main(int argc, char **argv)
             perf_die("--list-algos: '%s' is not a collective mode (try -h)", cli.files[0]);
         return 0;
     }
-    if (cli.calibrate) return run_calibrate();
     if (!p.mode) return run_analysis(&p, &cli);
 
     const perf_mode_t *m = p.mode;
@@ -518,8 +510,9 @@ int main(int argc, char **argv)
         perf_die("mode %s needs at least 2 ranks", m->name);
     if (p.root < 0 || p.root >= p.nranks) perf_die("-r %d: the root must be a rank, 0 .. %d", p.root, p.nranks - 1);
     setup_memory(&p, m);
-    if (cli.validate) {
-        int vrc = perf_validate(&p, cli.modes, cli.nmodes, cli.rounds);
+    if (cli.validate || cli.calibrate) {
+        int vrc = cli.calibrate ? perf_calibrate(&p, cli.modes, cli.nmodes, cli.rounds)
+                                : perf_validate(&p, cli.modes, cli.nmodes, cli.rounds);
         perf_coll_free(&p);
         PERF_CHECK(duet_free(p.comm, p.flag));
         PERF_CHECK(duet_finalize());

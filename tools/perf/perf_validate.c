@@ -1,5 +1,6 @@
 /*
- * duet-perf --validate: does the tuner's model predict this machine?
+ * duet-perf --validate: does the tuner's model predict this machine? And duet-perf
+ * --calibrate (at the end): the same sweep of forced algorithms, to fit the model's terms to.
  *
  *   duetrun -n N duet-perf --validate [COLLECTIVE...] [-b 8] [-e 64M] [-f 4] [--rounds 5]
  *                                     [-d float] [-o sum] [--buffers heap|host] [--csv FILE]
@@ -31,6 +32,8 @@
 #include <string.h>
 
 #include "perf.h"
+#include "coll/duet_coll_fit.h"
+#include "coll/duet_coll_sim.h"
 
 #define MAX_ROUNDS 101
 #define MAX_CAND (DUET_PREDICT_MAX + 1) /* the forced algorithms and auto */
@@ -202,4 +205,104 @@ int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int ro
     free(sums);
     if (wrong) fprintf(stderr, "duet-perf: %llu wrong results\n", (unsigned long long)wrong);
     return wrong ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- --calibrate */
+typedef struct {
+    duet_fit_sample_t *s;
+    double *round_us; /* rounds per sample, in sample order */
+    int n, cap, rounds;
+} samples_t;
+
+/* Every forced candidate that ran in the cell just measured becomes a sample of the fit. */
+static void add_samples(perf_t *p, const cand_t *cand, int ncand, samples_t *ss)
+{
+    duet_coll_args_t a = perf_coll_args(p, 0);
+    for (int k = 0; k < ncand; k++) {
+        if (!cand[k].ran || !cand[k].name) continue;
+        if (ss->n == ss->cap) {
+            ss->cap = ss->cap ? 2 * ss->cap : 256;
+            ss->s = realloc(ss->s, sizeof *ss->s * (size_t)ss->cap);
+            ss->round_us = realloc(ss->round_us, sizeof *ss->round_us * (size_t)ss->cap * (size_t)ss->rounds);
+            if (!ss->s || !ss->round_us) perf_die("out of memory");
+        }
+        double *r = ss->round_us + (size_t)ss->n * (size_t)ss->rounds, sorted[MAX_ROUNDS];
+        memcpy(r, cand[k].t, sizeof *r * (size_t)ss->rounds);
+        memcpy(sorted, cand[k].t, sizeof *r * (size_t)ss->rounds);
+        ss->s[ss->n++] = (duet_fit_sample_t){duet_sim_find_algo(a.kind, cand[k].name), a,
+                                             duet_median(sorted, ss->rounds, NULL), NULL};
+    }
+}
+
+static void print_fit(const perf_t *p, const samples_t *ss, const duet_coll_model_t *pair, const duet_coll_model_t *m,
+                      const duet_fit_report_t *rep)
+{
+    printf("calibrate: %d ranks: ping-pong and stream: alpha %.3f us (spread %.0f %% over 7 repeats), beta %.2f GB/s "
+           "(spread %.0f %%)\n", p->nranks, pair->alpha_us, 100 * pair->alpha_spread, pair->beta_gbps,
+           100 * pair->beta_spread);
+    printf("calibrate: the model fitted to %d forced calls (%zu B .. %zu B by %zu, buffers %s, medians of %d rounds):\n",
+           rep->samples, p->minb, p->maxb, p->factor, p->bufs_in_heap ? "heap" : "host", ss->rounds);
+    static const char *const what[DUET_FIT_TERMS] = {"per message", "per call", "per step a rank runs",
+                                                     "a staged message's copies in the cache (two)",
+                                                     "a single copy in the cache (by reference, local)",
+                                                     "copies past the cache", "reductions, beside the copy"};
+    for (int i = 0; i < DUET_FIT_TERMS; i++)
+        printf("  %-12s %10.4g   spread %4.0f %%   %s\n", duet_fit_term_names[i], rep->value[i], 100 * rep->spread[i],
+               rep->value[i] > 0 || i != DUET_FIT_MEM ? what[i] : "(no knee: beta at every size)");
+    printf("  %-12s %10.4g   (the bytes of a call's buffers on a host that the cache holds)\n", "knee_MiB",
+           m->knee_bytes / 1048576.0);
+    const duet_fit_sample_t *w = rep->worst >= 0 ? &ss->s[rep->worst] : NULL;
+    printf("  fit error: median %.1f %%, worst %.0f %% (%s %s, %zu bytes per rank)\n", 100 * rep->err_median,
+           100 * rep->err_max, w ? duet_coll_kind_name(w->shape.kind) : "-", w ? w->algo->name : "-",
+           w ? w->shape.count * w->shape.elem : 0);
+}
+
+int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int rounds)
+{
+    if (rounds < 1 || rounds > MAX_ROUNDS) perf_die("--rounds takes 1 .. %d", MAX_ROUNDS);
+    duet_coll_model_t pair;
+    PERF_CHECK(duet_coll_calibrate(p->comm, &pair)); /* alpha and beta: the fit's start */
+    long fixed = p->iters;
+    p->dtype = p->dtypes[0], p->op = p->ops[0];
+    cand_t *cand = calloc(MAX_CAND, sizeof *cand);
+    samples_t ss = {.rounds = rounds};
+    if (!cand) perf_die("out of memory");
+    uint64_t wrong = 0;
+    for (int mi = 0; mi < nmodes; mi++) {
+        p->mode = modes[mi];
+        int kind = perf_coll_kind(p->mode), ncand = 0;
+        for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND; i++)
+            if ((int)duet_coll_algos[i].kind == kind) cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
+        for (size_t bytes = p->minb;; bytes = bytes ? bytes * p->factor : 1) {
+            size_iters(p, bytes, fixed);
+            if (measure_cell(p, bytes, cand, ncand, rounds, &wrong) == 0 && p->me == 0) add_samples(p, cand, ncand, &ss);
+            if (bytes >= p->maxb || bytes > p->maxb / p->factor) break;
+        }
+    }
+    int rc = wrong ? 1 : 0;
+    if (p->me == 0) {
+        for (int j = 0; j < ss.n; j++) ss.s[j].round_us = ss.round_us + (size_t)j * (size_t)rounds;
+        duet_coll_model_t m = pair;
+        duet_fit_report_t rep;
+        if (duet_coll_fit(ss.s, ss.n, rounds, &m, &rep) != DUET_OK) {
+            fprintf(stderr, "duet-perf: --calibrate: %s\n", duet_last_error());
+            rc = 1;
+        } else {
+            m.alpha_spread = pair.alpha_spread, m.beta_spread = pair.beta_spread; /* the ping-pong's */
+            print_fit(p, &ss, &pair, &m, &rep);
+            duet_coll_layout_t lay;
+            PERF_CHECK(duet_coll_layout_get(p->comm, &lay));
+            duet_coll_tune_file_write("", &lay, &m);
+            char path[512];
+            duet_coll_model_t back = {0};
+            int saved = duet_coll_tune_file_read("", &lay, &back, path, sizeof path) == 0 && back.fit_err > 0;
+            printf("calibrate: %s %s\n", saved ? "saved in" : "could not save to", path);
+            if (!saved) rc = 1;
+        }
+    }
+    if (wrong) fprintf(stderr, "duet-perf: %llu wrong results\n", (unsigned long long)wrong);
+    free(cand);
+    free(ss.s);
+    free(ss.round_us);
+    return rc;
 }
