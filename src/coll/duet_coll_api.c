@@ -97,15 +97,16 @@ static int is_in_place(duet_coll_kind_t kind, const void *send, const void *recv
     return send == recv;
 }
 
-/* The tuner's placement exchange for call o (duet_coll_tune_pick_agreed), under the signature
- * o will have: the number it is given next and its arguments. */
-static duet_status_t agree_placement(void *ctx, const uint8_t mine[2], uint8_t all[2])
+/* The tuner's exchanges for call o (duet_coll_tune_pick_agreed), under the signature o will
+ * have: the number it is given next and its arguments. */
+static duet_status_t exchange_for_call(void *ctx, const void *mine, void *all, size_t count, duet_datatype_t dt,
+                                       duet_op_t op)
 {
     const duet_coll_op_t *o = ctx;
     duet_comm_t c = o->comm;
     duet_coll_sig_t as = {c->coll_calls + 1, {c->coll_calls + 1, o->count, duet_coll_sig_hash(o->kind, o->count, o->dt,
                           o->op, o->root), (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root}};
-    return duet_coll_allreduce_as(c, mine, all, 2, DUET_UINT8, DUET_MIN, &as, o->fn);
+    return duet_coll_allreduce_as(c, mine, all, count, dt, op, &as, o->fn);
 }
 
 /* Prepares an operation: checks, the algorithm and its schedule, widening of fp16/bf16,
@@ -138,8 +139,11 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         o->plan = &o->sched;
     } else {
         const duet_coll_algo_t *algo;
-        int may_agree = o->may_lane && !o->inner; /* not in a group, nor for another call */
-        st = duet_coll_tune_pick_agreed(c, &a, cdt, may_agree ? agree_placement : NULL, o, &algo, &o->sched, &o->plan);
+        if (o->inner) /* an exchange for another call: the decisions are that call's to write */
+            st = duet_coll_tune_pick_inner(c, &a, cdt, &algo, &o->sched, &o->plan);
+        else /* exchanges (placement, learning) only outside a group */
+            st = duet_coll_tune_pick_agreed(c, &a, cdt, o->may_lane ? exchange_for_call : NULL, o, &algo, &o->sched,
+                                            &o->plan);
         o->lane = st == DUET_OK && o->may_lane && o->kind == DUET_COLL_ALLREDUCE && o->count > 0 &&
                   duet_coll_lane_fits(o->count, o->dt) && algo->build == duet_coll_oneshot_allreduce;
         duet_coll_repeat_t *r = st == DUET_OK ? duet_coll_tune_repeat(c) : NULL;
@@ -355,7 +359,11 @@ static duet_status_t host_run(duet_comm_t c, duet_coll_exec_call_t *k)
     } else {
         remember(o);
         number_call(o, &o->call, 0);
-        if ((st = duet_coll_execute(c, o->plan, &o->call, 1, o->fn)) == DUET_OK) op_finish(o);
+        uint64_t t0 = duet_time_ns();
+        if ((st = duet_coll_execute(c, o->plan, &o->call, 1, o->fn)) == DUET_OK) {
+            duet_coll_tune_record(c, (double)(duet_time_ns() - t0) * 1e-3); /* the learning tuner's */
+            op_finish(o);
+        }
     }
     op_release(o);
     /* success leaves no error: not even a candidate the tuner tried and rejected */

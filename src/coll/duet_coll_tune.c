@@ -6,7 +6,9 @@
  * error, never a silent fallback. Otherwise every algorithm of the collective is costed
  * under the alpha-beta model of the transport (duet_coll_predict.h: simulated, extended in
  * size, or analytic, by the call's size) and the cheapest wins; duet-sim prints the same numbers.
- * DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick. Where the ranks span hosts
+ * Where the pick depends on where each rank's buffers are, the ranks agree it ("Placement");
+ * where the best candidates are close, the tuner times them and keeps the fastest measured
+ * ("Learning"). DUET_DEBUG=INFO DUET_DEBUG_SUBSYS=TUNE logs each pick. Where the ranks span hosts
  * (duet_coll_hosts.c), the candidates include the hierarchical algorithms (duet_coll_hier.c),
  * messages between hosts are priced at the model's net pair, and the log line says so:
  *   allreduce 1048576 bytes float, 4 ranks on 2 hosts (shm 0.5us 8GB/s, net 20us 0.5GB/s),
@@ -19,6 +21,7 @@
 #include <string.h>
 #include "coll/duet_coll_predict.h"
 #include "coll/duet_coll_chan.h"
+#include "coll/duet_coll_lane.h"
 #include "coll/duet_coll_executor.h"
 
 const duet_coll_algo_t duet_coll_algos[] = {
@@ -75,6 +78,31 @@ static void parse_forced(void)
     }
 }
 
+/*
+ * Learning. The model predicts; the machine decides. For a call shape whose best predicted
+ * candidates are close (the next ones within LEARN_WITHIN of the best, at most LEARN_MAX in
+ * all), the tuner runs each in turn for LEARN_WARMUP + LEARN_CALLS calls, the predicted best
+ * first, timing each call (two clock reads around the executor). Every rank counts the same
+ * calls (a shape on trial takes the full path on every rank: the repeat path is off for it),
+ * so at the same call every rank holds the means of every candidate; the ranks then exchange
+ * them (the slowest rank's mean is the call's time: double MAX, under the call's signature)
+ * and keep the fastest measured, on every rank alike. The TUNE line then gives the measured
+ * times beside the predicted ones. DUET_TUNE_LEARN=0 turns it off; a forced algorithm, a GPU
+ * call, a call the latency lane may run and one inside a group are never learned from.
+ */
+#define LEARN_MAX 3        /* candidates timed: the predicted best and the next ones            */
+#define LEARN_WITHIN 2.0   /* ... predicted within this factor of the best                      */
+#define LEARN_WARMUP 1     /* a candidate's first call is not counted (its schedule, cold caches) */
+#define LEARN_CALLS 6      /* calls of each candidate counted                                   */
+enum { LEARN_OFF, LEARN_TRYING, LEARN_DONE };
+
+typedef struct {
+    int phase;
+    int n, cur, calls;   /* candidates, the one on trial, its calls so far                        */
+    int cand[LEARN_MAX]; /* indexes in duet_coll_algos                                            */
+    double sum[LEARN_MAX]; /* this rank's counted times, us                                        */
+} learn_t;
+
 /* Decisions already taken on this communicator, by call shape. */
 #define TUNE_CACHE 64
 #define CACHED_STEPS_MAX 4096 /* schedules up to this size are kept for reuse */
@@ -88,8 +116,10 @@ struct duet_coll_tune_cache {
         int algo;           /* index in duet_coll_algos, -1: empty */
         int in_place;       /* the call the schedule was built for was in place */
         duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
-        char why[768];      /* the TUNE log line: each candidate's predicted time, the choice */
+        learn_t learn;      /* what is measured of it (see "Learning") */
+        char why[1024];     /* the TUNE log line: each candidate's predicted time, the choice */
     } e[TUNE_CACHE];
+    int last; /* the entry of the last call picked with an exchange (duet_coll_tune_record), -1 */
 };
 
 _Static_assert(offsetof(struct duet_coll_tune_cache, repeat) == 0, "duet_coll_tune_repeat reads the first member");
@@ -97,8 +127,10 @@ _Static_assert(offsetof(struct duet_coll_tune_cache, repeat) == 0, "duet_coll_tu
 /* c's cache, made on first use (NULL when out of memory: then nothing is remembered). */
 static struct duet_coll_tune_cache *cache_of(duet_comm_t c)
 {
-    if (!c->tune && (c->tune = calloc(1, sizeof *c->tune)))
+    if (!c->tune && (c->tune = calloc(1, sizeof *c->tune))) {
         for (int i = 0; i < TUNE_CACHE; i++) c->tune->e[i].algo = -1;
+        c->tune->last = -1;
+    }
     return c->tune;
 }
 
@@ -123,6 +155,7 @@ void duet_coll_tune_forget(duet_comm_t c)
         duet_sched_free(&c->tune->e[i].sched);
         c->tune->e[i].algo = -1;
     }
+    c->tune->last = -1;
     memset(&c->tune->repeat, 0, sizeof c->tune->repeat);
 }
 
@@ -232,7 +265,7 @@ static duet_status_t costs_placed(duet_comm_t c, const duet_coll_args_t *a, cons
     /* the pick depends on where the buffers are: every rank says where its are */
     const uint8_t mine[2] = {(*place & PLACE_BYREF) != 0, (*place & PLACE_IN_PLACE) != 0};
     uint8_t all[2];
-    duet_status_t st = agree(ctx, mine, all);
+    duet_status_t st = agree(ctx, mine, all, 2, DUET_UINT8, DUET_MIN);
     if (st) return st;
     *place = (all[0] ? PLACE_BYREF : 0) | (all[1] ? PLACE_IN_PLACE : 0);
     *exchanged = 1;
@@ -245,32 +278,163 @@ static const char *place_name(int place)
     return names[place & (PLACES - 1)];
 }
 
+/* A call shape's cache key and slot: by shape alone, as placement is the rank's own (see
+ * "Placement" above). */
+static size_t key_of(const duet_coll_args_t *a, uint64_t *key1, uint64_t *key2)
+{
+    *key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem);
+    *key2 = ((uint64_t)(uint32_t)a->root << 32) | ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
+    /* every bit of both keys mixed into every bit of the slot's (a plain product's low bits
+     * depend on the low bits alone: every size that is a multiple of 64 bytes, of any
+     * collective, shared one slot) */
+    uint64_t h = *key1 ^ (*key2 * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53ull, h ^= h >> 33;
+    return (size_t)(h % TUNE_CACHE);
+}
+
+int duet_coll_tune_learn_calls(void)
+{
+    return duet_cfg()->tune_learn ? LEARN_MAX * (LEARN_WARMUP + LEARN_CALLS) + 1 : 0; /* + the deciding call */
+}
+
+int duet_coll_tune_learn_phase(duet_comm_t c, const duet_coll_args_t *a)
+{
+    uint64_t key1, key2;
+    size_t slot = key_of(a, &key1, &key2);
+    if (!c->tune || c->tune->e[slot].algo < 0 || c->tune->e[slot].key1 != key1 || c->tune->e[slot].key2 != key2)
+        return -1;
+    return c->tune->e[slot].learn.phase;
+}
+
+/* The candidates to time for a shape just costed (pred, its pick `best`), or phase OFF. */
+static learn_t learn_plan(const duet_predict_t *pred, const duet_coll_algo_t *best, int may)
+{
+    learn_t L = {LEARN_OFF, 0, 0, 0, {0}, {0}};
+    if (!may || pred->best < 0) return L;
+    double top = pred->e[pred->best].us;
+    L.cand[L.n++] = (int)(best - duet_coll_algos);
+    while (L.n < LEARN_MAX) { /* the next cheapest within LEARN_WITHIN, in order */
+        int next = -1;
+        for (int i = 0; i < pred->n; i++) {
+            const duet_predict_entry_t *e = &pred->e[i];
+            int taken = 0;
+            for (int k = 0; k < L.n; k++) taken |= L.cand[k] == (int)(e->algo - duet_coll_algos);
+            if (e->status == DUET_OK && !taken && e->us <= LEARN_WITHIN * top && (next < 0 || e->us < pred->e[next].us))
+                next = i;
+        }
+        if (next < 0) break;
+        L.cand[L.n++] = (int)(pred->e[next].algo - duet_coll_algos);
+    }
+    if (L.n > 1) L.phase = LEARN_TRYING;
+    return L;
+}
+
+void duet_coll_tune_record(duet_comm_t c, double us)
+{
+    if (!c->tune || c->tune->last < 0) return;
+    struct duet_coll_tune_cache *t = c->tune;
+    learn_t *L = &t->e[t->last].learn;
+    if (L->phase != LEARN_TRYING || L->cur >= L->n) return;
+    t->repeat.again.valid = 0; /* the shape's next call takes the full path on every rank, and is counted */
+    if (++L->calls > LEARN_WARMUP) L->sum[L->cur] += us;
+    if (L->calls < LEARN_WARMUP + LEARN_CALLS) return;
+    L->cur++, L->calls = 0;
+    if (L->cur < L->n) { /* the next candidate's turn */
+        t->e[t->last].algo = L->cand[L->cur];
+        duet_sched_free(&t->e[t->last].sched);
+    }
+}
+
+/* Every candidate of entry `slot` has been timed: the ranks exchange their means and keep the
+ * fastest (the exchange is a call of its own, which may take the entry's slot: it is written
+ * back whole). */
+static duet_status_t learn_decide(duet_comm_t c, size_t slot, duet_coll_agree_fn agree, void *ctx)
+{
+    struct duet_coll_tune_cache *t = c->tune;
+    learn_t L = t->e[slot].learn;
+    uint64_t key1 = t->e[slot].key1, key2 = t->e[slot].key2;
+    int in_place = t->e[slot].in_place;
+    char why[sizeof t->e[slot].why];
+    memcpy(why, t->e[slot].why, sizeof why);
+    double mine[LEARN_MAX], all[LEARN_MAX];
+    for (int i = 0; i < L.n; i++) mine[i] = L.sum[i] / LEARN_CALLS;
+    duet_status_t st = agree(ctx, mine, all, (size_t)L.n, DUET_FLOAT64, DUET_MAX);
+    if (st) return st;
+    int win = 0;
+    for (int i = 1; i < L.n; i++)
+        if (all[i] < all[win]) win = i;
+    if (t->e[slot].key1 != key1 || t->e[slot].key2 != key2 || t->e[slot].algo != L.cand[win]) {
+        duet_sched_free(&t->e[slot].sched);
+        t->repeat.again.valid = 0; /* it may name the schedule freed here */
+    }
+    t->e[slot].key1 = key1, t->e[slot].key2 = key2, t->e[slot].in_place = in_place;
+    t->e[slot].algo = L.cand[win];
+    L.phase = LEARN_DONE;
+    t->e[slot].learn = L;
+    size_t used = strlen(why);
+    used += (size_t)snprintf(why + used, sizeof why - used, "; measured (the slowest rank's mean of %d calls):",
+                             LEARN_CALLS);
+    for (int i = 0; i < L.n && used < sizeof why; i++)
+        used += (size_t)snprintf(why + used, sizeof why - used, " %s=%.2fus", duet_coll_algos[L.cand[i]].name, all[i]);
+    if (used < sizeof why)
+        snprintf(why + used, sizeof why - used, " -> %s (learned)", duet_coll_algos[L.cand[win]].name);
+    memcpy(t->e[slot].why, why, sizeof why);
+    DUET_LOG(INFO, TUNE, "%s", why);
+    return DUET_OK;
+}
+
+static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt, duet_coll_agree_fn agree,
+                          void *ctx, int cached, const duet_coll_algo_t **algo, duet_sched_t *sched,
+                          const duet_sched_t **plan);
+
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                   const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan)
 {
-    return duet_coll_tune_pick_agreed(c, a, dt, NULL, NULL, algo, sched, plan);
+    return pick(c, a, dt, NULL, NULL, 1, algo, sched, plan);
 }
 
 duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                          duet_coll_agree_fn agree, void *ctx, const duet_coll_algo_t **algo,
                                          duet_sched_t *sched, const duet_sched_t **plan)
 {
+    return pick(c, a, dt, agree, ctx, 1, algo, sched, plan);
+}
+
+duet_status_t duet_coll_tune_pick_inner(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
+                                        const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan)
+{
+    return pick(c, a, dt, NULL, NULL, 0, algo, sched, plan);
+}
+
+/* cached 0: neither read nor write the decisions (duet_coll_tune_pick_inner) */
+static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt, duet_coll_agree_fn agree,
+                          void *ctx, int cached, const duet_coll_algo_t **algo, duet_sched_t *sched,
+                          const duet_sched_t **plan)
+{
     const char *kname = duet_coll_kind_name(a->kind);
-    /* by shape alone: placement is the rank's own (see "Placement" above) */
-    uint64_t key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem), key2 = ((uint64_t)(uint32_t)a->root << 32) |
-                    ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
-    size_t slot = (size_t)((key1 * 0x9e3779b97f4a7c15ull) ^ key2) % TUNE_CACHE;
+    uint64_t key1, key2;
+    size_t slot = key_of(a, &key1, &key2);
     cache_of(c);
+    if (cached && c->tune) c->tune->last = -1;
     const duet_coll_algo_t *best = NULL;
-    if (c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
+    if (cached && c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
+        learn_t *L = &c->tune->e[slot].learn;
+        if (agree && L->phase == LEARN_TRYING && L->cur == L->n) { /* all timed: decide, every rank at this call */
+            duet_status_t lst = learn_decide(c, slot, agree, ctx);
+            if (lst) return lst;
+        } else {
+            DUET_LOG(INFO, TUNE, "%s", c->tune->e[slot].why); /* one line per call, cached or not */
+        }
         best = &duet_coll_algos[c->tune->e[slot].algo];
-        DUET_LOG(INFO, TUNE, "%s", c->tune->e[slot].why); /* one line per call, cached or not */
+        if (agree) c->tune->last = (int)slot;
         if (c->tune->e[slot].sched.nsteps && c->tune->e[slot].in_place == a->in_place) { /* the same call again */
             *algo = best;
             *plan = &c->tune->e[slot].sched;
             return DUET_OK;
         }
     }
+    learn_t learn = {LEARN_OFF, 0, 0, 0, {0}, {0}};
+    int hit = best != NULL;
     duet_coll_args_t ha;
     duet_status_t hst = with_hosts(c, a, &ha);
     if (hst) return hst;
@@ -316,6 +480,10 @@ duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *
                 used += snprintf(line + used, sizeof line - (size_t)used, " %s=%.2fus", e->algo->name, e->us);
         }
         if (pred.best >= 0) best = pred.e[pred.best].algo;
+        size_t bytes = a->count * a->elem;
+        int may_learn = duet_cfg()->tune_learn && agree && !forced[0] && !a->gpu && a->nranks > 1 && bytes > 0 &&
+                        !(a->kind == DUET_COLL_ALLREDUCE && bytes <= 2 * DUET_LANE_BYTES); /* not the lane's */
+        if (best) learn = learn_plan(&pred, best, may_learn);
         if (!best) {
             if (forced[0])
                 return DUET_FAIL(DUET_ERR_INVALID_ARG, TUNE, "%s forces \"%s\" for %s: no such "
@@ -328,7 +496,7 @@ duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *
                      forced[0] ? " (forced by " : "", forced[0] ? forced_by(c, a->kind) : "");
         if (forced[0] && used < (int)sizeof line) strncat(line, ")", sizeof line - strlen(line) - 1);
         DUET_LOG(INFO, TUNE, "%s", line);
-        if (c->tune) snprintf(c->tune->e[slot].why, sizeof c->tune->e[slot].why, "%s", line);
+        if (cached && c->tune) snprintf(c->tune->e[slot].why, sizeof c->tune->e[slot].why, "%s", line);
     }
     duet_sched_init(sched, a->rank, a->nranks, a->elem);
     duet_status_t st = best->build(a, sched);
@@ -343,13 +511,15 @@ duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *
                              forced_by(c, a->kind), forced, kname, duet_last_error());
         return st;
     }
-    if (c->tune) { /* remember the decision, and a small schedule itself (the cache owns it) */
+    if (cached && c->tune) { /* remember the decision, and a small schedule itself (the cache owns it) */
         c->tune->repeat.again.valid = 0; /* it may name the schedule freed here */
         duet_sched_free(&c->tune->e[slot].sched);
         c->tune->e[slot].key1 = key1;
         c->tune->e[slot].key2 = key2;
         c->tune->e[slot].algo = (int)(best - duet_coll_algos);
         c->tune->e[slot].in_place = a->in_place;
+        if (!hit) c->tune->e[slot].learn = learn; /* a new decision: what to time of it */
+        if (agree) c->tune->last = (int)slot;
         if (sched->nsteps > 0 && sched->nsteps <= CACHED_STEPS_MAX) {
             c->tune->e[slot].sched = *sched;
             duet_sched_init(sched, a->rank, a->nranks, a->elem); /* ownership moved */

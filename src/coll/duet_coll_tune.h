@@ -128,17 +128,39 @@ static inline duet_coll_again_t *duet_coll_tune_again(duet_comm_t c)
 duet_status_t duet_coll_tune_pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                   const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan);
 
-/* How the ranks learn each other's placement when the pick depends on it (duet_coll_tune.c,
- * "Placement"): *all gets, per byte of mine[2] ({by reference, in place}, 0 or 1), its
- * minimum over the ranks. It runs as part of the call being prepared (its signature), so a
- * rank that makes another call is caught as a mismatch. */
-typedef duet_status_t (*duet_coll_agree_fn)(void *ctx, const uint8_t mine[2], uint8_t all[2]);
+/* An exchange between the ranks for the tuner, as part of the call being prepared (under
+ * its signature, so a rank that makes another call is caught as a mismatch): all[i] = op of
+ * mine[i] over the ranks, `count` elements of dt. The tuner uses it to agree the ranks'
+ * placement (duet_coll_tune.c, "Placement": uint8 MIN) and what they measured ("Learning":
+ * double MAX). */
+typedef duet_status_t (*duet_coll_agree_fn)(void *ctx, const void *mine, void *all, size_t count, duet_datatype_t dt,
+                                            duet_op_t op);
 
-/* duet_coll_tune_pick, with the ranks' placement agreed through `agree` where the pick
- * depends on it; agree NULL (inside a group, or an exchange for another call): such a call
- * is costed as copied and out of place on every rank. (duet_coll_tune_pick: agree NULL.) */
+/* duet_coll_tune_pick, with exchanges through `agree` where the pick needs them; agree NULL
+ * (inside a group, or an exchange for another call): a call whose pick depends on placement
+ * is costed as copied and out of place on every rank, and nothing is learned from it.
+ * (duet_coll_tune_pick: agree NULL.) */
 duet_status_t duet_coll_tune_pick_agreed(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
                                          duet_coll_agree_fn agree, void *ctx, const duet_coll_algo_t **algo,
                                          duet_sched_t *sched, const duet_sched_t **plan);
+
+/* duet_coll_tune_pick for an exchange the library makes inside another call's preparation
+ * (duet_coll_allreduce_as): the decisions are neither read nor written (the call it serves
+ * may be in the middle of its own), so *plan is always *sched. */
+duet_status_t duet_coll_tune_pick_inner(duet_comm_t c, const duet_coll_args_t *a, duet_datatype_t dt,
+                                        const duet_coll_algo_t **algo, duet_sched_t *sched, const duet_sched_t **plan);
+
+/* The time of the call last picked with an exchange on c (its full path, after it ran), for
+ * the learning tuner; a call that failed is not recorded. */
+void duet_coll_tune_record(duet_comm_t c, double us);
+
+/* The most calls of one shape that learning takes before it decides (0 when DUET_TUNE_LEARN
+ * is off): a benchmark's warm-up of at least this measures what was learned. */
+int duet_coll_tune_learn_calls(void);
+
+/* Where learning stands for call shape a on c (a->byref and a->in_place ignored; for tests
+ * and tools): -1 no decision cached, 0 nothing to learn (or learning off), 1 timing its
+ * candidates, 2 decided by what was measured. */
+int duet_coll_tune_learn_phase(duet_comm_t c, const duet_coll_args_t *a);
 
 #endif

@@ -112,6 +112,10 @@ void duet_log_set_rank(int rank);
       "Where the measured alpha and beta of this host are kept, one line per CPU model, cores, "\
       "Duet version and rank layout (default: $XDG_CACHE_HOME/duet/tune-<host>.txt, else "      \
       "~/.cache/duet/..., else /tmp/duet-tune-<uid>-<host>.txt)")                               \
+    X(TUNE_LEARN, tune_learn, INT, "1",                                                          \
+      "1: the tuner times its best predicted candidates (up to 3, within 2x of the best) for "  \
+      "a few calls each of a call shape and keeps the fastest measured (every rank alike); "    \
+      "0: predictions only")                                                                    \
     X(TUNE_ALPHA_US, tune_alpha_us, NUM, "0", "Force the model's alpha (us per message); 0: measured")         \
     X(TUNE_BETA_GBPS, tune_beta_gbps, NUM, "0", "Force the model's bandwidth (GB/s); 0: measured")            \
     X(TUNE_NET_ALPHA_US, tune_net_alpha_us, NUM, "0",                                            \

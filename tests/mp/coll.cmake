@@ -162,3 +162,18 @@ foreach(n 2 3 4)
                    $<TARGET_FILE:test_tune_place>)
   set_tests_properties(mp.test_tune_place.${n} PROPERTIES LABELS mp TIMEOUT 120)
 endforeach()
+
+# test_tune_learn: the learning tuner times close candidates and keeps the fastest, alike on every
+# rank; learning off keeps the predicted picks.
+foreach(n 2 3 4)
+  add_test(NAME mp.test_tune_learn.${n}
+           COMMAND $<TARGET_FILE:duetrun> -n ${n} --timeout 90 -x DUET_WAIT_TIMEOUT=30 -x DUET_TUNE_ALPHA_US=0.3
+                   -x DUET_TUNE_BETA_GBPS=6 -x DUET_TUNE_FILE=${CMAKE_CURRENT_BINARY_DIR}/tune-learn.txt
+                   $<TARGET_FILE:test_tune_learn>)
+  set_tests_properties(mp.test_tune_learn.${n} PROPERTIES LABELS mp TIMEOUT 120)
+endforeach()
+add_test(NAME mp.test_tune_learn_off.2
+         COMMAND $<TARGET_FILE:duetrun> -n 2 --timeout 90 -x DUET_WAIT_TIMEOUT=30 -x DUET_TUNE_ALPHA_US=0.3
+                 -x DUET_TUNE_BETA_GBPS=6 -x DUET_TUNE_FILE=${CMAKE_CURRENT_BINARY_DIR}/tune-learn.txt
+                 -x DUET_TUNE_LEARN=0 -x TEST_LEARN_OFF=1 $<TARGET_FILE:test_tune_learn>)
+set_tests_properties(mp.test_tune_learn_off.2 PROPERTIES LABELS mp TIMEOUT 120)

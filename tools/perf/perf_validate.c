@@ -9,7 +9,9 @@
  * size: a rank's largest buffer) and each algorithm of the collective, the algorithm is
  * forced in turn (duet_coll_tune_force, in this one process), timed as a duet-perf row is
  * (every rank's loop, --average of the ranks) and checked (-c), then the same call without
- * forcing: what the tuner runs ("auto", latency lane and fast paths included). Rounds are
+ * forcing: what the tuner runs ("auto", latency lane and fast paths included; its warm-up
+ * long enough for the learning tuner to decide, duet_coll_tune_learn_calls, as forcing
+ * forgets what it learned). Rounds are
  * outermost, so a slow minute of the machine touches every algorithm alike; each time is
  * the median over --rounds. Iterations per row: 16 MiB / size, between 5 and 200 (a tenth
  * more as warm-up, at least 2); -n sets them.
@@ -68,11 +70,15 @@ static int measure_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < ncand; k++) {
             if (!cand[k].ran) continue;
-            PERF_CHECK(duet_coll_tune_force(p->comm, kind, cand[k].name));
+            PERF_CHECK(duet_coll_tune_force(p->comm, kind, cand[k].name)); /* forgets what was learned */
             p->algo = cand[k].name;
+            long warmup = p->warmup;
+            if (!cand[k].name && p->warmup < duet_coll_tune_learn_calls() + 2) /* auto: after learning */
+                p->warmup = duet_coll_tune_learn_calls() + 2;
             perf_row_t row;
             const char *why = "";
             int got = perf_run_row(p, bytes, &row, &why);
+            p->warmup = warmup;
             if (p->count == 0) { /* no element: the same on every rank */
                 PERF_CHECK(duet_coll_tune_force(p->comm, kind, NULL));
                 p->algo = NULL;
