@@ -26,12 +26,12 @@
  *
  * Peers on other hosts (reached by the net transport; their process ids mean nothing here)
  * are watched through the transport (docs/NETWORK.md 2.10): while a watched heap has net
- * peers, the thread wakes every period, puts its heartbeat into each net peer's segment,
- * progresses every UCP worker (which also serves the peers' operations while the program
- * computes), and has duet_tport_net_watch look at each net peer: a failed endpoint (a closed
- * or reset connection: a process killed on another host is seen within a period or so) or a
- * heartbeat that has not moved for DUET_FT_NET_TIMEOUT (a host or link down, a stopped
- * process) marks the rank dead as above. Across hosts silence must count as death; on this
+ * peers, the thread wakes every period, progresses every UCP worker (which also serves the
+ * peers' operations while the program computes) and has duet_tport_net_watch look at each
+ * net peer: a failed endpoint (a closed or reset connection: a process killed on another host
+ * is seen within a period or so) or heartbeats silent for DUET_FT_NET_TIMEOUT (a host or link
+ * down, a stopped process; the net transport's own thread sends and judges them, so that a
+ * long progress here never stops them) marks the rank dead as above. Across hosts silence must count as death; on this
  * host it never does.
  */
 #include <errno.h>
@@ -172,8 +172,6 @@ static void net_peer_dead(void *arg, int pe, const char *why)
  * through *any whether some heap has net peers (then the thread wakes every period). */
 static int check_net(int *any)
 {
-    const duet_cfg_t *cfg = duet_cfg();
-    uint64_t every = (uint64_t)(cfg->ft_heartbeat_ms * 1e6), silence = (uint64_t)(cfg->ft_net_timeout * 1e9);
     int found = 0;
     *any = 0;
     for (int i = 0; i < nwatched; i++) {
@@ -181,7 +179,7 @@ static int check_net(int *any)
         if (c->parent || !c->heap->net) continue;
         *any = 1;
         net_watch_t w = {c, 0};
-        duet_tport_net_watch(c->heap->net, every, silence, net_peer_dead, &w);
+        duet_tport_net_watch(c->heap->net, net_peer_dead, &w);
         found |= w.found;
     }
     return found;

@@ -30,9 +30,9 @@
  * needs it to serve another (two communicators used in turn: test_comm): so every wait, in
  * any heap and in the bootstrap's socket waits (duet_background_progress), progresses *all*
  * the process's workers (duet_tport_net_progress_all). A worker is serialized by its own
- * ticket lock (fair: a thread spinning in a wait cannot starve the failure detector's, whose
- * heartbeats would then stop), held only across non-blocking UCP calls; another thread's
- * progress that finds it held passes it by.
+ * ticket lock (fair: a thread spinning in a wait cannot starve another's), held only across
+ * non-blocking UCP calls; another thread's progress that finds it held passes it by. The
+ * heartbeats have a worker and a thread of their own (duet_tport_net_watch.c).
  *
  * This file: the process's nets and their progress, creation and teardown. The operations:
  * duet_tport_net_ops.c; failures and heartbeats: duet_tport_net_watch.c (the state they share:
@@ -63,10 +63,7 @@ int duet_tport_net_describe(char *buf, size_t len)
     snprintf(buf, len, "built without UCX (libucx-dev, -DDUET_UCX=ON): one host only");
     return -1;
 }
-void duet_tport_net_watch(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg)
-{
-    (void)n, (void)every_ns, (void)silence_ns, (void)dead, (void)arg;
-}
+void duet_tport_net_watch(duet_net_t *n, duet_net_dead_fn dead, void *arg) { (void)n, (void)dead, (void)arg; }
 int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
 {
     (void)n, (void)pe, (void)why, (void)len;
@@ -286,7 +283,7 @@ static duet_status_t wire_up(duet_net_t *n, duet_boot_t *b)
     duet_status_t bst = duet_boot_barrier(b); /* its waits progress both workers (shared) */
     if (!st) st = bst;
     atomic_store_explicit(&n->hb_shared, 0, memory_order_release);
-    hb_hold(n); /* the last other thread in hb_worker is out: the detector's alone from now */
+    hb_hold(n); /* the last other thread in hb_worker is out: the heartbeat thread's from now */
     hb_release(n);
     if (!st) free(scratch); /* else a get may still land in it, until the endpoints are closed */
     free(reqs);
@@ -446,6 +443,7 @@ out:
         duet_tport_net_destroy(n, eps, npes);
         return st;
     }
+    duet_tport_net_heartbeats_start(n);
     *out = n;
     return DUET_OK;
 }
@@ -468,9 +466,10 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
             if (p->ep && p->dirty && !atomic_load_explicit(&p->failed, memory_order_relaxed))
                 (void)duet_tport_net_wait_req(n, p, ucp_ep_flush_nbx(p->ep, &fp), "flush at heap release", pe);
         }
+        duet_tport_net_heartbeats_stop(n); /* my heartbeats end here: hb_worker is mine now */
         for (int pe = 0; pe < n->npes; pe++) {
             net_peer_t *p = &n->peers[pe];
-            duet_tport_net_hb_close(n, p); /* the detector has let go of n: its worker is mine now */
+            duet_tport_net_hb_close(n, p);
             if (p->rkey) ucp_rkey_destroy(p->rkey);
             p->rkey = NULL;
             ucp_ep_h ep = p->ep; /* NULL when closed at its failure (duet_tport_net_ep_error) */
@@ -491,6 +490,7 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         }
         n->wait = keep;
     }
+    duet_tport_net_heartbeats_stop(n); /* (stopped above where the peers were set up) */
     if (n->memh) ucp_mem_unmap(n->ctx, n->memh);
     if (n->hb_worker) ucp_worker_destroy(n->hb_worker);
     if (n->worker) ucp_worker_destroy(n->worker);

@@ -36,13 +36,14 @@ void duet_tport_net_progress(void *net);
 unsigned duet_tport_net_progress_all(void);
 
 /* The failure detector's look at the net peers (its thread, every period, docs/NETWORK.md
- * 2.10): progresses every worker; sends my heartbeat (an active message carrying my clock)
- * every every_ns to each net peer; then, for each net peer not yet reported, calls
- * dead(arg, pe, why) once when its endpoint failed (UCX's error callback: a closed or reset
- * connection; or duet_tport_net_peer_dead), or when its heartbeat has not changed for
- * silence_ns. */
+ * 2.10): progresses every worker (serving the peers' operations on my memory); then, for each
+ * net peer not yet reported, calls dead(arg, pe, why) once when it has failed: its endpoint's
+ * error (UCX's callback: a closed or reset connection), duet_tport_net_peer_dead, or its
+ * heartbeats' silence for DUET_FT_NET_TIMEOUT. The heartbeats (an active message carrying my
+ * clock, every DUET_FT_HEARTBEAT_MS to each net peer) are sent, received and judged by a
+ * thread of the net's own, so that a long progress here never stops them. */
 typedef void (*duet_net_dead_fn)(void *arg, int pe, const char *why);
-void duet_tport_net_watch(duet_net_t *net, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg);
+void duet_tport_net_watch(duet_net_t *net, duet_net_dead_fn dead, void *arg);
 
 /* 1 (and why) when net peer pe's endpoint has failed (UCX's error, or the detector's verdict). */
 int duet_tport_net_peer_failed(duet_net_t *net, int pe, char *why, size_t len);

@@ -11,6 +11,7 @@
 
 #ifdef DUET_HAVE_UCX
 
+#include <pthread.h>
 #include <ucp/api/ucp.h>
 #include "tport/duet_tport_net.h"
 #include "util/duet_util.h"
@@ -22,19 +23,21 @@ typedef struct {
     ucp_rkey_h rkey;
     uint64_t rbase;        /* the peer's segment base, in its address space */
     _Atomic int failed;    /* the endpoint's error (a ucs_status_t), 0 while healthy */
-    /* the failure detector's view (duet_tport_net_watch; its thread only) */
     int is_net;            /* reached over the net (not myself, not mapped)             */
     int dirty;             /* operations to it may not be remotely complete yet          */
-    int reported;          /* found dead and said so                                    */
-    ucp_ep_h hb_ep;        /* the detector's endpoint to it (on the detector's worker)  */
-    ucs_status_ptr_t hb_req; /* my heartbeat's put to it, in flight                      */
+    int reported;          /* found dead and said so (the failure detector's thread)    */
+    /* the heartbeats (the heartbeat thread only, after wire_up) */
+    ucp_ep_h hb_ep;        /* my endpoint to it on hb_worker                             */
+    ucs_status_ptr_t hb_req; /* my heartbeat to it, in flight                             */
     _Atomic int hb_state;  /* its completion: 0 in flight, 1 done, -1 failed (callback)   */
-    uint64_t hb_out;       /* the value being put (stays until the put completes)        */
+    uint64_t hb_out;       /* the value being sent (stays until the send completes)      */
     uint64_t hb_last, hb_seen_ns, hb_sent_ns;
+    int hb_closed;         /* found failed: no more heartbeats either way                */
+    _Atomic uint64_t silent_ns; /* how long it had been silent when found so (NET_SILENT) */
 } net_peer_t;
 
-/* A ticket lock: fair, so the detector's thread gets its turn while another thread waits in a
- * tight loop. */
+/* A ticket lock: fair, so the failure detector's thread gets its turn while another thread
+ * waits in a tight loop. */
 typedef struct {
     _Atomic unsigned next, serving;
 } ticket_lock_t;
@@ -46,11 +49,17 @@ struct duet_net {
     ticket_lock_t lock;    /* held across every UCP call on the application's worker */
     ucp_context_h ctx;
     ucp_worker_h worker;
-    ucp_worker_h hb_worker; /* the failure detector's own (its thread only, no lock): a heartbeat
-                             * never queues behind the application's operations */
+    ucp_worker_h hb_worker; /* the heartbeat thread's own (no lock): a heartbeat never queues
+                             * behind the application's operations, nor waits while another
+                             * thread's progress of `worker` serves a peer's long transfer */
     _Atomic int hb_shared;  /* while its connections are made (wire_up): any thread's progress
                              * may progress hb_worker too, holding hb_lock */
     ticket_lock_t hb_lock;
+    pthread_t hb_thread;    /* the heartbeat thread (duet_tport_net_heartbeats_start)       */
+    int hb_running;
+    pthread_mutex_t hb_mu;  /* hb_stop, and the thread's sleep                             */
+    pthread_cond_t hb_cv;
+    int hb_stop;
     uint32_t me32;          /* my pe, the header of my heartbeats                              */
     _Atomic uint64_t *heard; /* per pe: the last heartbeat it sent me (its clock), 0: none yet  */
 
@@ -91,6 +100,8 @@ static inline void hb_release(duet_net_t *n) { ticket_unlock(&n->hb_lock); }
 /* p->failed when the failure detector declared the peer dead before UCX saw its endpoint fail
  * (duet_tport_net_peer_dead): not a ucs_status_t. */
 #define NET_DECLARED_DEAD (-100000)
+/* p->failed when its heartbeats stopped for DUET_FT_NET_TIMEOUT (p->silent_ns says how long). */
+#define NET_SILENT (-100001)
 
 /* The active message of a heartbeat: header = the sender's pe (uint32), data = its clock. Not
  * a put: over TCP, UCX 1.13 acknowledges every put, and aborts the process ("unexpected error:
@@ -117,8 +128,12 @@ ucs_status_t duet_tport_net_heartbeat_recv(void *arg, const void *header, size_t
                                            size_t length, const ucp_am_recv_param_t *param);
 /* sends my heartbeat to p, unless the last one is still in flight */
 void duet_tport_net_heartbeat_send(duet_net_t *n, net_peer_t *p, uint64_t now);
-/* closes the detector's endpoint to p (the detector's thread, or its worker's owner) */
+/* closes my heartbeat endpoint to p (the heartbeat thread, or hb_worker's owner after it) */
 void duet_tport_net_hb_close(duet_net_t *n, net_peer_t *p);
+/* the heartbeat thread (after wire_up): starts it where the failure detector runs
+ * (DUET_FT_PERIOD_MS > 0); stop joins it (a no-op when none runs) */
+void duet_tport_net_heartbeats_start(duet_net_t *n);
+void duet_tport_net_heartbeats_stop(duet_net_t *n);
 /* the detector's endpoint to a net peer at address addr */
 duet_status_t duet_tport_net_hb_connect(duet_net_t *n, net_peer_t *p, const void *addr);
 

@@ -1,10 +1,12 @@
 /*
  * duet_tport_net_watch.c — a net peer's failure (docs/NETWORK.md 2.10): UCX's error callback of
- * its endpoints, the heartbeats (an active message on the failure detector's own worker), and
- * the detector's look at the net peers.
+ * its endpoints, the heartbeats (an active message on a worker of their own, sent and judged by
+ * a thread of their own), and the failure detector's look at the net peers.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "tport/duet_tport_net_state.h"
 
 #ifdef DUET_HAVE_UCX
@@ -13,7 +15,7 @@
  * as UCP asks; a put that the dead peer sent before dying then finds no endpoint here and is
  * dropped. (It does not stop UCX 1.13's abort when such a put is handled before this callback
  * runs: docs/NETWORK.md 4.12.) Whoever progresses a worker holds it (the application's lock;
- * the detector's worker is its thread's, or held while shared), so no call on the endpoint is
+ * hb_worker is the heartbeat thread's, or held while shared), so no call on the endpoint is
  * under way; later ones find it NULL (EP_GONE; duet_tport_net_heartbeat_send skips it). */
 void duet_tport_net_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
@@ -33,10 +35,12 @@ void duet_tport_net_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 /* What p->failed says, for a message. */
 const char *duet_tport_net_failure_text(int e)
 {
-    return e == NET_DECLARED_DEAD ? "declared dead by the failure detector" : ucs_status_string((ucs_status_t)e);
+    return e == NET_DECLARED_DEAD ? "declared dead by the failure detector"
+           : e == NET_SILENT      ? "no heartbeat for DUET_FT_NET_TIMEOUT"
+                                  : ucs_status_string((ucs_status_t)e);
 }
 
-/* ---- the failure detector's look at the net peers (docs/NETWORK.md 2.10) ---- */
+/* ---- a net peer's state, for the failure detector (docs/NETWORK.md 2.10) ---- */
 
 int duet_tport_net_peer_failed(duet_net_t *n, int pe, char *why, size_t len)
 {
@@ -53,8 +57,8 @@ void duet_tport_net_peer_dead(duet_net_t *n, int pe)
         atomic_compare_exchange_strong(&n->peers[pe].failed, &none, NET_DECLARED_DEAD);
 }
 
-/* My heartbeat's put has completed (in the detector's thread, which alone progresses the
- * detector's worker). */
+/* My heartbeat's send has completed (in the heartbeat thread, which alone progresses
+ * hb_worker after wire_up). */
 static void heartbeat_done(void *request, ucs_status_t status, void *user_data)
 {
     (void)request;
@@ -98,9 +102,9 @@ void duet_tport_net_heartbeat_send(duet_net_t *n, net_peer_t *p, uint64_t now)
     else p->hb_req = r;
 }
 
-/* Closes the detector's endpoint to a peer found dead (its thread only): UCP wants a failed
- * endpoint closed, and a dead peer gets no more heartbeats. A forced close completes at once,
- * the heartbeat in flight too. */
+/* Closes my heartbeat endpoint to a peer found failed (the heartbeat thread, or hb_worker's
+ * owner once the thread is gone): UCP wants a failed endpoint closed, and a dead peer gets no
+ * more heartbeats. A forced close completes at once, the heartbeat in flight too. */
 void duet_tport_net_hb_close(duet_net_t *n, net_peer_t *p)
 {
     ucp_ep_h ep = p->hb_ep; /* NULL when closed at its failure (duet_tport_net_ep_error) */
@@ -118,40 +122,131 @@ void duet_tport_net_hb_close(duet_net_t *n, net_peer_t *p)
     }
 }
 
-void duet_tport_net_watch(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns, duet_net_dead_fn dead, void *arg)
+/* ---- the heartbeat thread (docs/NETWORK.md 2.10) ----
+ *
+ * Heartbeats have a thread of their own, apart from the failure detector's: the detector also
+ * progresses the application's worker (it serves the peers' operations on my memory while the
+ * application computes), and one such progress can take seconds when it serves a peer's
+ * transfer of megabytes under CPU load (1.3-2.2 s measured with test_rma's 9 MiB gets across
+ * namespace hosts on 2 loaded cores; over 10 s in CI). Heartbeats sent from that thread
+ * stopped for as long, and live peers were declared dead. This thread touches only hb_worker
+ * and never waits on anything but its own sleep. */
+
+/* One turn: receive, send what is due, judge the silences. A turn that comes long after the
+ * last one (my own process was stopped or starved) starts every silence anew: the peers'
+ * heartbeats of that time may still be in my sockets, and my stall is not their death. */
+static void heartbeat_turn(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns, uint64_t *last_turn)
 {
-    (void)duet_tport_net_progress_all(); /* also serves the peers' operations on my memory */
-    if (n->hb_worker) ucp_worker_progress(n->hb_worker); /* the heartbeats, both ways */
+    ucp_worker_progress(n->hb_worker); /* the heartbeats, both ways */
     uint64_t now = duet_time_ns();
+    int restart = *last_turn && now - *last_turn > silence_ns / 4;
+    *last_turn = now;
     for (int pe = 0; pe < n->npes; pe++) {
         net_peer_t *p = &n->peers[pe];
-        if (!p->is_net || p->reported) continue;
-        char why[160];
-        int e = atomic_load_explicit(&p->failed, memory_order_acquire);
-        if (e) {
-            snprintf(why, sizeof why, "its endpoint failed: %s", duet_tport_net_failure_text(e));
-            p->reported = 1;
+        if (!p->is_net || p->hb_closed) continue;
+        if (atomic_load_explicit(&p->failed, memory_order_acquire)) { /* its endpoint, or a verdict */
+            p->hb_closed = 1;
             duet_tport_net_hb_close(n, p);
-            dead(arg, pe, why);
             continue;
         }
         if (now - p->hb_sent_ns >= every_ns) duet_tport_net_heartbeat_send(n, p, now);
         uint64_t h = atomic_load_explicit(&n->heard[pe], memory_order_acquire);
-        if (h != p->hb_last || !p->hb_seen_ns) p->hb_seen_ns = now; /* silence counts from the first look */
+        if (h != p->hb_last || !p->hb_seen_ns || restart) p->hb_seen_ns = now; /* from the first look */
         p->hb_last = h;
         if (now - p->hb_seen_ns > silence_ns) {
-            snprintf(why, sizeof why, "no heartbeat for %.1f s: its host or link is down, or its process stopped",
-                     (double)(now - p->hb_seen_ns) / 1e9);
-            int none = 0; /* from now on its operations fail at once, and its waits end */
-            atomic_compare_exchange_strong(&p->failed, &none, (int)UCS_ERR_ENDPOINT_TIMEOUT);
-            p->reported = 1;
+            /* from now on its operations fail at once, and its waits end; the failure
+             * detector reports it (duet_tport_net_watch) */
+            atomic_store_explicit(&p->silent_ns, now - p->hb_seen_ns, memory_order_relaxed);
+            int none = 0;
+            atomic_compare_exchange_strong(&p->failed, &none, NET_SILENT);
+            p->hb_closed = 1;
             duet_tport_net_hb_close(n, p);
-            dead(arg, pe, why);
         }
     }
 }
 
-/* The detector's endpoint to a net peer (its heartbeats). */
+static void *heartbeat_loop(void *arg)
+{
+    duet_net_t *n = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
+    const duet_cfg_t *cfg = duet_cfg();
+    uint64_t every = (uint64_t)(cfg->ft_heartbeat_ms * 1e6), silence = (uint64_t)(cfg->ft_net_timeout * 1e9);
+    if (every < 1000000) every = 1000000;
+    /* a look four times a heartbeat period (at most 25 ms apart): arrivals are seen soon */
+    uint64_t nap = every / 4 < 25000000 ? every / 4 : 25000000, last_turn = 0;
+    pthread_mutex_lock(&n->hb_mu);
+    while (!n->hb_stop) {
+        pthread_mutex_unlock(&n->hb_mu);
+        heartbeat_turn(n, every, silence, &last_turn);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        uint64_t ns = (uint64_t)until.tv_nsec + nap;
+        until.tv_sec += (time_t)(ns / 1000000000ull);
+        until.tv_nsec = (long)(ns % 1000000000ull);
+        pthread_mutex_lock(&n->hb_mu);
+        if (!n->hb_stop) pthread_cond_timedwait(&n->hb_cv, &n->hb_mu, &until);
+    }
+    pthread_mutex_unlock(&n->hb_mu);
+    return NULL;
+}
+
+void duet_tport_net_heartbeats_start(duet_net_t *n)
+{
+    if (duet_cfg()->ft_period_ms <= 0) return; /* no failure detector: nobody judges silences */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&n->hb_mu, NULL);
+    pthread_cond_init(&n->hb_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    n->hb_stop = 0;
+    int err = pthread_create(&n->hb_thread, NULL, heartbeat_loop, n);
+    if (err) {
+        DUET_LOG(WARN, INIT, "net: no heartbeats (the peers on other hosts will declare me dead within "
+                             "DUET_FT_NET_TIMEOUT): cannot start their thread: %s", strerror(err));
+        pthread_cond_destroy(&n->hb_cv);
+        pthread_mutex_destroy(&n->hb_mu);
+        return;
+    }
+    n->hb_running = 1;
+}
+
+void duet_tport_net_heartbeats_stop(duet_net_t *n)
+{
+    if (!n->hb_running) return;
+    pthread_mutex_lock(&n->hb_mu);
+    n->hb_stop = 1;
+    pthread_cond_signal(&n->hb_cv);
+    pthread_mutex_unlock(&n->hb_mu);
+    pthread_join(n->hb_thread, NULL);
+    pthread_cond_destroy(&n->hb_cv);
+    pthread_mutex_destroy(&n->hb_mu);
+    n->hb_running = 0; /* hb_worker is its owner's again */
+}
+
+/* ---- the failure detector's report ---- */
+
+void duet_tport_net_watch(duet_net_t *n, duet_net_dead_fn dead, void *arg)
+{
+    (void)duet_tport_net_progress_all(); /* also serves the peers' operations on my memory */
+    for (int pe = 0; pe < n->npes; pe++) {
+        net_peer_t *p = &n->peers[pe];
+        if (!p->is_net || p->reported) continue;
+        int e = atomic_load_explicit(&p->failed, memory_order_acquire);
+        if (!e) continue;
+        char why[160];
+        if (e == NET_SILENT)
+            snprintf(why, sizeof why, "no heartbeat for %.1f s: its host or link is down, or its process stopped",
+                     (double)atomic_load_explicit(&p->silent_ns, memory_order_relaxed) / 1e9);
+        else snprintf(why, sizeof why, "its endpoint failed: %s", duet_tport_net_failure_text(e));
+        p->reported = 1;
+        dead(arg, pe, why);
+    }
+}
+
+/* My heartbeat endpoint to a net peer (on hb_worker). */
 duet_status_t duet_tport_net_hb_connect(duet_net_t *n, net_peer_t *p, const void *addr)
 {
     ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -161,7 +256,7 @@ duet_status_t duet_tport_net_hb_connect(duet_net_t *n, net_peer_t *p, const void
     ucs_status_t s = ucp_ep_create(n->hb_worker, &prm, &p->hb_ep);
     if (s == UCS_OK) return DUET_OK;
     p->hb_ep = NULL;
-    return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: the failure detector's endpoint to rank %d: %s", p->pe,
+    return DUET_FAIL(DUET_ERR_SYSTEM, HEAP, "net: the heartbeat endpoint to rank %d: %s", p->pe,
                      ucs_status_string(s));
 }
 
