@@ -31,8 +31,8 @@
  * net peer: a failed endpoint (a closed or reset connection: a process killed on another host
  * is seen within a period or so) or heartbeats silent for DUET_FT_NET_TIMEOUT (a host or link
  * down, a stopped process; the net transport's own thread sends and judges them, so that a
- * long progress here never stops them) marks the rank dead as above. Across hosts silence must count as death; on this
- * host it never does.
+ * long progress here never stops them) marks the rank dead as above. Across hosts silence
+ * must count as death; on this host it never does.
  */
 #include <errno.h>
 #include <fcntl.h>
