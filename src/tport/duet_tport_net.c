@@ -490,7 +490,6 @@ void duet_tport_net_destroy(duet_net_t *n, duet_tport_ep_t *eps, int npes)
         }
         n->wait = keep;
     }
-    duet_tport_net_heartbeats_stop(n); /* (stopped above where the peers were set up) */
     if (n->memh) ucp_mem_unmap(n->ctx, n->memh);
     if (n->hb_worker) ucp_worker_destroy(n->hb_worker);
     if (n->worker) ucp_worker_destroy(n->worker);

@@ -32,7 +32,6 @@ typedef struct {
     _Atomic int hb_state;  /* its completion: 0 in flight, 1 done, -1 failed (callback)   */
     uint64_t hb_out;       /* the value being sent (stays until the send completes)      */
     uint64_t hb_last, hb_seen_ns, hb_sent_ns;
-    int hb_closed;         /* found failed: no more heartbeats either way                */
     _Atomic uint64_t silent_ns; /* how long it had been silent when found so (NET_SILENT) */
 } net_peer_t;
 

@@ -143,9 +143,8 @@ static void heartbeat_turn(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns
     *last_turn = now;
     for (int pe = 0; pe < n->npes; pe++) {
         net_peer_t *p = &n->peers[pe];
-        if (!p->is_net || p->hb_closed) continue;
+        if (!p->is_net || (!p->hb_ep && !p->hb_req)) continue; /* closed: no more heartbeats */
         if (atomic_load_explicit(&p->failed, memory_order_acquire)) { /* its endpoint, or a verdict */
-            p->hb_closed = 1;
             duet_tport_net_hb_close(n, p);
             continue;
         }
@@ -159,7 +158,6 @@ static void heartbeat_turn(duet_net_t *n, uint64_t every_ns, uint64_t silence_ns
             atomic_store_explicit(&p->silent_ns, now - p->hb_seen_ns, memory_order_relaxed);
             int none = 0;
             atomic_compare_exchange_strong(&p->failed, &none, NET_SILENT);
-            p->hb_closed = 1;
             duet_tport_net_hb_close(n, p);
         }
     }
