@@ -38,7 +38,7 @@ int main(void)
     for (int rep = 0; rep < 7; rep++) {
         uint64_t t0 = cpu_ns();
         for (long i = 1; i <= n; i++) {
-            duet_coll_sig_args_t a = {(uint64_t)i, count, 0, DUET_COLL_ALLREDUCE, DUET_FLOAT32, DUET_SUM, 0};
+            duet_coll_sig_args_t a = {(uint64_t)i, count, 0, DUET_COLL_ALLREDUCE, DUET_FLOAT32, DUET_SUM, 0, 0};
             a.hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, DUET_FLOAT32, DUET_SUM, 0);
             duet_coll_sig_publish(&c, (uint64_t)i, &a);
             sink ^= (uint32_t)duet_chan_seq(a.hash, (uint64_t)i);

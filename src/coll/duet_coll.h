@@ -80,8 +80,10 @@ typedef duet_status_t (*duet_coll_build_fn)(const duet_coll_args_t *a, duet_sche
 typedef struct {
     uint64_t first;             /* the first call of the run it is part of (a group's calls are one run) */
     uint64_t count;
-    uint32_t hash;              /* of kind, count, datatype, op and root: what messages carry */
+    uint32_t hash;              /* of kind, count, datatype, op and root (and path): what messages carry */
     int32_t kind, dt, op, root; /* as the caller passed them (op and root where the kind has them) */
+    int32_t path;               /* a device executor's choice each rank makes alone that all must share
+                                 * (the GPU's direct kernel: its blocks; 0: none, and on the host) */
 } duet_coll_sig_args_t;
 
 /* What the steps of one call act on: its buffers (send, receive, scratch of the

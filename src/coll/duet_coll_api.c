@@ -105,7 +105,7 @@ static duet_status_t exchange_for_call(void *ctx, const void *mine, void *all, s
     const duet_coll_op_t *o = ctx;
     duet_comm_t c = o->comm;
     duet_coll_sig_t as = {c->coll_calls + 1, {c->coll_calls + 1, o->count, duet_coll_sig_hash(o->kind, o->count, o->dt,
-                          o->op, o->root), (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root}};
+                          o->op, o->root), (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root, 0}};
     return duet_coll_allreduce_as(c, mine, all, count, dt, op, &as, o->fn);
 }
 
@@ -164,7 +164,7 @@ static duet_status_t op_prepare(duet_coll_op_t *o)
         recv = o->wide_recv;
     }
     /* the signature (duet_coll_sig.h); its number is given when the call runs (number_call) */
-    duet_coll_sig_args_t sig = {0, o->count, 0, (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root};
+    duet_coll_sig_args_t sig = {0, o->count, 0, (int32_t)o->kind, (int32_t)o->dt, (int32_t)o->op, o->root, 0};
     sig.hash = p2p ? duet_coll_sig_hash(DUET_COLL_SEND, o->count * duet_dtype_size_(o->dt), DUET_UINT8, DUET_SUM, 0)
                    : duet_coll_sig_hash(o->kind, o->count, o->dt, o->op, o->root);
     o->call = (duet_coll_call_t){{(char *)(uintptr_t)send, recv, NULL}, cdt, o->op == DUET_AVG ? DUET_SUM : o->op, es,
@@ -260,7 +260,7 @@ static duet_coll_exec_call_t exec_call(const duet_coll_op_t *o, int where)
                                    reduces(o->kind) ? o->op : DUET_SUM, o->root,
                                    is_in_place(o->kind, o->sendbuf, o->recvbuf, c->rank,
                                                o->count * duet_dtype_size_(o->dt)),
-                                   where, o->stream, o->fn, 0, 0};
+                                   where, o->stream, o->fn, 0, 0, 0};
 }
 
 /* The repeat path. A loop of like calls (a small broadcast, reduce, allgather, ... in a

@@ -36,6 +36,9 @@ typedef struct {
     const char *fn;
     uint64_t call_no;              /* a collective's number (duet_coll_sig.h); 0 until numbered */
     uint64_t first;                /* in a group: the number of its first collective on the comm, else 0 */
+    int32_t path;                  /* the device executor's choice from this rank's own facts, fixed
+                                    * when the call is numbered and published in its signature
+                                    * (duet_coll_sig_args_t.path) */
 } duet_coll_exec_call_t;
 
 /* A call waiting in a group: its communicator and the call. */

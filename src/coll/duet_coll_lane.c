@@ -58,7 +58,7 @@ duet_status_t duet_coll_lane_allreduce_as(duet_comm_t c, const void *sendbuf, vo
     int n = c->size;
     size_t bytes = count * duet_dtype_size_(dt);
     uint64_t k = ++ch->lane_calls, call = as ? as->call : ++c->coll_calls;
-    duet_coll_sig_args_t sig = {call, count, 0, DUET_COLL_ALLREDUCE, (int32_t)dt, (int32_t)op, 0};
+    duet_coll_sig_args_t sig = {call, count, 0, DUET_COLL_ALLREDUCE, (int32_t)dt, (int32_t)op, 0, 0};
     if (as) sig = as->a;
     else sig.hash = duet_coll_sig_hash(DUET_COLL_ALLREDUCE, count, dt, op, 0);
     uint32_t hash = sig.hash;

@@ -86,6 +86,13 @@ static int field_text(int a, const duet_coll_sig_line_t *la, int b, const duet_c
     else if (rooted(la->a.kind) && la->a.root != lb->a.root)
         snprintf(buf, len, "rank %d called %s with root %d, rank %d with %d (call #%llu)", a, kind, la->a.root, b,
                  lb->a.root, k);
+    else if (la->a.path != lb->a.path && (!la->a.path || !lb->a.path))
+        snprintf(buf, len, "rank %d called %s on buffers %s the GPU heap, rank %d on buffers %s it (call #%llu): a GPU "
+                 "collective's buffers lie in the heap on every rank or on none", a, kind,
+                 la->a.path ? "in" : "outside", b, lb->a.path ? "in" : "outside", k);
+    else if (la->a.path != lb->a.path)
+        snprintf(buf, len, "rank %d called %s with %d direct-kernel blocks, rank %d with %d (call #%llu): GPUs of "
+                 "different sizes", a, kind, la->a.path, b, lb->a.path, k);
     else
         return 0;
     return 1;

@@ -24,10 +24,13 @@
  * Algorithms: every collective runs a schedule of src/coll (ring, tree, dbtree, ... : the same
  * builders and the same tuner as on the CPU, DUET_ALGO and the TUNE log included) in the GPU
  * executor (duet_cuda_exec.c), except:
- *   - symmetric buffers (what the call reads remotely in the GPU heap, at the same offsets on
- *     every rank; agreed by a host allreduce, direct_agree): a direct kernel reads the peers'
- *     buffers where they lie (duet_cuda_direct.cu); allreduce from DIRECT_ALLREDUCE_MIN_BYTES,
- *     the other collectives at any size;
+ *   - buffers in the GPU heap (what the call reads remotely; anywhere in each rank's heap): a
+ *     direct kernel reads the peers' buffers where they lie (duet_cuda_direct.cu); allreduce
+ *     from DIRECT_ALLREDUCE_MIN_BYTES, the other collectives at any size. Each rank decides
+ *     from its own buffers, asking no one (direct_choose), so a call only queues work; the
+ *     decision is part of the call's signature (coll/duet_coll_sig.h: path), so ranks that
+ *     decided otherwise (a call's buffers in the heap on some ranks only) are a mismatch,
+ *     reported on every rank, never a hang;
  *   - an allreduce under DIRECT_ALLREDUCE_MIN_BYTES: the one-shot kernel, unless DUET_ALGO
  *     forces an algorithm; one the tuner gives to oneshot or twoshot, of at most
  *     DUET_CUDA_COLL_MAX_BYTES, runs those dedicated kernels (duet_cuda_coll.cu).
@@ -245,9 +248,10 @@ duet_status_t duet_cuda_coll_end(coll_state_t *s, cudaStream_t cs, const char *f
 /* A call's signature as the host publishes it, and as its kernels carry it (a word). */
 static duet_coll_sig_t call_sig(const duet_cuda_coll_call_t *k)
 {
+    uint32_t path = (uint32_t)k->path * 0x9e3779b1u; /* 0 for no direct kernel: the host's hash */
     return (duet_coll_sig_t){k->call_no, {k->first ? k->first : k->call_no, k->count,
-                                          duet_coll_sig_hash(k->kind, k->count, k->dt, k->op, k->root), k->kind,
-                                          (int32_t)k->dt, (int32_t)k->op, k->root}};
+                                          duet_coll_sig_hash(k->kind, k->count, k->dt, k->op, k->root) ^ path,
+                                          k->kind, (int32_t)k->dt, (int32_t)k->op, k->root, k->path}};
 }
 static uint64_t call_word(const duet_cuda_coll_call_t *k)
 {
@@ -276,9 +280,8 @@ static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda
     return DUET_OK;
 }
 
-/* What the ranks agreed for a direct kernel (duet_cuda_direct.cu): blocks (0: none), and the
- * send buffer it reads (broadcast: the root's, at this rank's address of its offset; an
- * in-place allgather: the receive buffer). */
+/* A direct kernel (duet_cuda_direct.cu): blocks (0: none), and the buffer of mine it reads as
+ * the send (an in-place allgather: the receive buffer). */
 typedef struct {
     int nblocks;
     const void *send;
@@ -300,61 +303,69 @@ static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t 
     return DUET_OK;
 }
 
-/* Whether a call runs the direct kernel (d->nblocks > 0). Collective: every rank says whether
- * what the kernel reads of its buffers lies in the GPU heap (allreduce: both buffers;
- * broadcast: the root's send; an in-place allgather: the receive buffer; the others: every
- * send), at which offsets, and how many blocks
- * it could run (the device's resident blocks shared by all n ranks, which may be on this one
- * GPU); one host allreduce (MIN) then decides for all alike: direct only when every rank can
- * and the offsets are the same everywhere (the kernel reads a peer's buffer at my offset).
- * An allreduce only from DIRECT_ALLREDUCE_MIN_BYTES; not when DUET_ALGO forces an algorithm
- * (but twoshot for an allreduce, which this is), nor for an all-to-all in place (refused by
- * every algorithm). */
-static duet_status_t direct_agree(duet_comm_t c, const duet_cuda_coll_call_t *k, direct_t *d)
+/* The direct kernel's blocks this GPU holds at once for (dt, op), asked once (-1: none). */
+static int direct_most(coll_state_t *s, const duet_cuda_heap_t *g, duet_datatype_t dt, duet_op_t op)
 {
-    d->nblocks = 0;
-    d->send = k->send;
+    int *most = &s->direct_most[dt][op];
+    if (*most == 0) {
+        int got = 0;
+        if (cudaSetDevice(g->device) != cudaSuccess || /* the occupancy is the current device's */
+            duet_cuda_direct_max_blocks((int)dt, (int)op, &got) != (int)cudaSuccess || got < 1) {
+            (void)cudaGetLastError();
+            got = -1;
+        }
+        *most = got;
+    }
+    return *most;
+}
+
+/* Whether a call runs the direct kernel (its blocks, 0: no), from this rank's own facts: what
+ * the kernel reads of my buffers lies in the GPU heap (allreduce: both buffers; broadcast: the
+ * root's send, and the others judge their own send alike, though the kernel does not read it
+ * (their receive buffer when the send is NULL): a program passes the same kinds of buffers on
+ * every rank; an in-place allgather: the receive buffer; the others: the send), and the
+ * blocks, from the call's size and the blocks the device holds shared by all n ranks (which
+ * may be on this one GPU). An allreduce only from DIRECT_ALLREDUCE_MIN_BYTES; not when
+ * DUET_ALGO forces an algorithm (but twoshot for an allreduce, which this is), nor for an
+ * all-to-all in place (refused by every algorithm). Published in the call's signature: a peer that chose otherwise is a mismatch. */
+static int direct_choose(duet_comm_t c, coll_state_t *s, const duet_cuda_coll_call_t *k)
+{
     size_t es = duet_datatype_size(k->dt), sbytes = k->send_count * es, rbytes = k->recv_count * es;
     size_t larger = sbytes > rbytes ? sbytes : rbytes;
-    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) return DUET_OK;
-    if (k->kind == DUET_COLL_ALLREDUCE && larger < DIRECT_ALLREDUCE_MIN_BYTES) return DUET_OK;
-    if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return DUET_OK;
+    if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV || k->count == 0) return 0;
+    if (k->kind == DUET_COLL_ALLREDUCE && larger < DIRECT_ALLREDUCE_MIN_BYTES) return 0;
+    if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return 0;
     char forced[64];
     duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
-    if (forced[0] && !(k->kind == DUET_COLL_ALLREDUCE && strcmp(forced, "twoshot") == 0)) return DUET_OK;
+    if (forced[0] && !(k->kind == DUET_COLL_ALLREDUCE && strcmp(forced, "twoshot") == 0)) return 0;
     const duet_cuda_heap_t *g = duet_cuda_heap_of(c->heap);
-    const char *base = g->peer[g->my_pe];
-    int is_root = c->rank == k->root, bcast = k->kind == DUET_COLL_BROADCAST;
-    /* an in-place allgather's symmetric buffer is its receive buffer (its send is block rank) */
-    int ag_in_place = k->kind == DUET_COLL_ALLGATHER && k->in_place;
-    const void *sym = ag_in_place ? k->recv : k->send;
-    size_t sym_bytes = ag_in_place ? rbytes : sbytes;
-    int reads_send = !bcast || is_root, reads_recv = k->kind == DUET_COLL_ALLREDUCE;
-    int ok = (!reads_send || duet_cuda_rma_owns(g, sym, sym_bytes)) &&
-             (!reads_recv || duet_cuda_rma_owns(g, k->recv, rbytes)), most = 0;
-    if (cudaSetDevice(g->device) != cudaSuccess || /* the occupancy is the current device's */
-        duet_cuda_direct_max_blocks((int)k->dt, (int)k->op, &most) != (int)cudaSuccess) {
-        (void)cudaGetLastError();
-        ok = 0;
+    int ok;
+    switch (k->kind) {
+    case DUET_COLL_ALLREDUCE:
+        ok = duet_cuda_rma_owns(g, k->send, sbytes) && duet_cuda_rma_owns(g, k->recv, rbytes);
+        break;
+    case DUET_COLL_BROADCAST: /* the others look at theirs alike (an unused NULL send: the receive buffer) */
+        ok = duet_cuda_rma_owns(g, k->send || c->rank == k->root ? k->send : k->recv, sbytes);
+        break;
+    case DUET_COLL_ALLGATHER:
+        ok = k->in_place ? duet_cuda_rma_owns(g, k->recv, rbytes) : duet_cuda_rma_owns(g, k->send, sbytes);
+        break;
+    default: ok = duet_cuda_rma_owns(g, k->send, sbytes); break;
     }
+    if (!ok) return 0;
+    int most = direct_most(s, g, k->dt, k->op);
     size_t want = (larger + DIRECT_BLOCK_BYTES - 1) / DIRECT_BLOCK_BYTES;
     long nb = (long)(want < DUET_CUDA_COLL_MAX_BLOCKS ? want : DUET_CUDA_COLL_MAX_BLOCKS);
     if (nb > most / c->size) nb = most / c->size;
-    /* offsets: a rank that reads nothing of its own (a broadcast's non-root) says INT64_MAX */
-    int64_t soff = !ok ? 0 : reads_send ? (int64_t)((const char *)sym - base) : INT64_MAX;
-    int64_t roff = ok && reads_recv ? (int64_t)((const char *)k->recv - base) : 0;
-    int64_t v[6] = {ok && nb >= 1, soff, soff == INT64_MAX ? INT64_MAX : -soff, roff, -roff, nb};
-    /* under the call's own signature: a peer that made another call is caught here */
-    duet_coll_sig_t as = call_sig(k);
-    duet_status_t st = k->call_no ? duet_coll_allreduce_as(c, v, v, 6, DUET_INT64, DUET_MIN, &as, k->fn)
-                                  : duet_allreduce(v, v, 6, DUET_INT64, DUET_MIN, c, NULL);
-    if (st && duet_coll_sig_explain(c, st, k->fn)) return st;
-    if (st) return duet_error_wrap(st, "agreeing on the direct kernel");
-    if (v[0] == 1 && v[1] == -v[2] && v[3] == -v[4] && v[5] >= 1) {
-        d->nblocks = (int)v[5];
-        d->send = bcast ? base + v[1] : sym;
-    }
-    return DUET_OK;
+    return nb >= 1 ? (int)nb : 0;
+}
+
+/* The direct kernel of a call that chose it (k->path blocks): what it reads of mine. */
+static direct_t direct_of(const duet_cuda_coll_call_t *k)
+{
+    direct_t d = {k->path, k->send};
+    if (k->kind == DUET_COLL_ALLGATHER && k->in_place) d.send = k->recv; /* its block rank is the send */
+    return d;
 }
 
 static int reduces(duet_coll_kind_t kind)
@@ -386,7 +397,7 @@ static const duet_coll_algo_t *table_algo(const duet_coll_algo_t *_Atomic *cache
     return a;
 }
 
-/* d: from direct_agree (d->nblocks 0: the direct kernel is out). */
+/* d: from direct_of (d->nblocks 0: the direct kernel is out). */
 static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, const direct_t *d, duet_sched_t *sched,
                                gpu_plan_t *g)
 {
@@ -407,7 +418,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     if (d->nblocks > 0) {
         g->shot = 3;
         g->algo = k->kind == DUET_COLL_ALLREDUCE ? table_algo(&twoshot_algo, "twoshot") : NULL;
-        DUET_LOG(INFO, TUNE, "%s %zu bytes %s, %d ranks, gpu, symmetric buffers: %sdirect kernel (%d blocks)",
+        DUET_LOG(INFO, TUNE, "%s %zu bytes %s, %d ranks, gpu, buffers in the GPU heap: %sdirect kernel (%d blocks)",
                  duet_coll_kind_name(k->kind), k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
                  g->algo ? "twoshot, " : "", d->nblocks);
         return DUET_OK;
@@ -457,10 +468,8 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
     int needs_recv = k->kind != DUET_COLL_SEND && (k->kind != DUET_COLL_REDUCE || c->rank == k->root);
     duet_sched_t sched;
     gpu_plan_t g;
-    direct_t d;
-    duet_status_t st = direct_agree(c, k, &d);
-    if (st == DUET_OK) st = plan_call(c, k, &d, &sched, &g);
-    else duet_sched_init(&sched, c->rank, c->size, 1);
+    direct_t d = direct_of(k);
+    duet_status_t st = plan_call(c, k, &d, &sched, &g);
     coll_state_t *s = NULL;
     cudaStream_t cs = (cudaStream_t)k->stream;
     if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
@@ -498,6 +507,7 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
     if (st || (st = duet_cuda_coll_prepare(c, k->fn))) return st;
     if (!p2p && !k->call_no) { /* numbered once: a group's call when it is queued */
         k->first = duet_coll_group_depth() > 0 ? duet_coll_group_first(c) : 0;
+        k->path = direct_choose(c, c->cuda->coll, k);
         k->call_no = ++c->coll_calls;
         duet_coll_sig_t sig = call_sig(k);
         if ((st = duet_coll_sig_post(c, &sig))) return st;
@@ -516,10 +526,14 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
     duet_sched_t sched;
     gpu_plan_t g;
     *staged = *direct = 0;
-    direct_t d;
-    duet_status_t st = direct_agree(c, k, &d);
+    coll_state_t *s = NULL;
+    duet_status_t st = duet_cuda_coll_prepare(c, k->fn);
+    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, k->fn);
     if (st) return st;
-    st = plan_call(c, k, &d, &sched, &g);
+    duet_cuda_coll_call_t mine = *k;
+    mine.path = direct_choose(c, s, k);
+    direct_t d = direct_of(&mine);
+    st = plan_call(c, &mine, &d, &sched, &g);
     if (st == DUET_OK) {
         snprintf(algo, len, "%s%s", g.algo ? g.algo->name : g.shot == 3 ? "" : "p2p",
                  g.shot == 3 ? (g.algo ? " (direct kernel)" : "direct kernel") : g.shot ? " (kernel)" : "");

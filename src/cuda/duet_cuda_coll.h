@@ -47,8 +47,8 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
  * for benchmarks: the algorithm the call would run (`algo`, len bytes) and the bytes it reads
  * and writes on the GPU — `staged` as Duet runs it (a message is written into the receiver's
  * inbox and read out of it), `direct` without the inbox (a message read where it lies and
- * written where it goes: the algorithm's own traffic). Collective (every rank agrees on the
- * direct kernel, as a call does) but for send / recv and allreduces under 64 KiB. */
+ * written where it goes: the algorithm's own traffic). Asks no peer, but the first GPU call on
+ * c prepares its GPU collectives (collective), and so may this. */
 duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *call, char *algo, size_t len,
                                      double *staged, double *direct);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */

@@ -12,6 +12,10 @@
  *   counter              my blocks that have finished, cumulative (only I touch it)
  *   sigline[c % L]       my word of call c (L = DUET_CUDA_SIG_LINES: the call signatures of
  *                        every GPU collective, duet_cuda_sig_kern.h; peers read it)
+ *   where[2]             the direct kernels: where my send and receive buffers of the current
+ *                        call lie, as byte distances from my scratch (written before my ready
+ *                        flags; a peer reads them after it sees one, so no rank's buffers
+ *                        need be at the offsets of another's)
  *   buf[0], buf[1]       DUET_CUDA_COLL_MAX_BYTES each: a call of epoch e uses buf[e & 1]
  */
 #ifndef DUET_CUDA_COLL_KERN_H
@@ -36,13 +40,18 @@
 /* Bytes of the flag words for n pes (a multiple of 256, so the buffers stay aligned). */
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_flag_bytes(int n)
 {
-    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1 + DUET_CUDA_SIG_LINES;
+    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1 + DUET_CUDA_SIG_LINES + 2;
     return (words * 8 + 255) & ~(size_t)255;
 }
 /* Byte offset of sigline in the scratch. */
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_sig_off(int n)
 {
     return (2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1) * 8;
+}
+/* Byte offset of where[] (the direct kernels' buffer distances) in the scratch. */
+DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_where_off(int n)
+{
+    return duet_cuda_coll_sig_off(n) + DUET_CUDA_SIG_LINES * 8;
 }
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_scratch_bytes(int n)
 {
@@ -65,6 +74,7 @@ typedef struct {
     int twoshot, nblocks;
     int kind, root;       /* the direct kernels: duet_coll_kind_t, and the root */
     int in_place;         /* the direct kernels: an in-place allgather (send is then recv) */
+                          /* (the direct kernels read a peer's buffers where it says: where[]) */
     int64_t timeout_ns;   /* bound on each wait; 0: none */
     uint64_t sig;         /* the call's signature word (duet_cuda_sig_kern.h) */
     duet_cuda_fail_t *fail; /* device address of mapped host memory: the first failure */

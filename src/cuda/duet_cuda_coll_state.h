@@ -39,6 +39,9 @@ typedef struct duet_cuda_coll {
     char *work;           /* local device memory: fp32 copies, the schedule's scratch */
     size_t work_bytes;
     duet_cuda_sched_entry_t sched[DUET_CUDA_SCHED_CACHE];
+    /* the direct kernel's blocks this GPU holds at once, by datatype and op (0: not asked yet;
+     * -1: none) */
+    int direct_most[DUET_DATATYPE_COUNT][DUET_OP_COUNT];
 } duet_cuda_coll_state_t;
 
 /* The communicator's state; allocated by its first GPU collective (collective: every rank

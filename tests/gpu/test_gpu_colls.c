@@ -40,11 +40,13 @@
  *   - the direct kernels (symmetric buffers, read where they lie: allreduce from 64 KiB, the
  *     others at any size, so the matrix's heap cases above take them too), each
  *     collective: datatype x op pairs in and out of place at 1-3 MiB, roots 0 and n-1,
- *     symmetric but unaligned buffers, a receive buffer (or a broadcast's non-root send)
- *     outside the heap, which may be; and calls that must not take them (offsets that differ
- *     between ranks, a buffer read remotely from cudaMalloc, DUET_ALGO forcing an algorithm),
- *     each checked for the path it took (duet_cuda_coll_traffic) and its result; 8 in-place
- *     allreduce sums back to back without a sync;
+ *     heap buffers that are not 16-byte aligned, a receive buffer outside the heap, which may
+ *     be, offsets that differ between ranks (each rank's
+ *     buffers are read where it says), of the same and of another alignment; and calls that
+ *     must not take them (every rank's buffers from cudaMalloc, DUET_ALGO forcing an
+ *     algorithm), each checked for the path it took (duet_cuda_coll_traffic) and its result;
+ *     8 in-place allreduce sums back to back without a sync (a call whose buffers lie in the
+ *     heap on some ranks only is a mismatch: test_gpu_mismatch.c);
  *   - errors: one buffer on the host and the other on the GPU, for the collectives that use
  *     both buffers on every rank -> DUET_ERR_INVALID_ARG and a duet_last_error() message.
  * A failure names the collective, datatype, op, count, placement, root, the buffer and index,
@@ -509,8 +511,8 @@ static void run_back_to_back(const int *colls, int ncolls)
 }
 
 /* ------------------------------------------------------------------------------------
- * The direct allreduce: symmetric buffers (GPU heap, same offsets on every rank) beyond the
- * shot kernels' size read the peers' buffers where they lie; anything else keeps the executor
+ * The direct kernels: buffers in the GPU heap (allreduce beyond the shot kernels' size) are
+ * read where they lie, at whatever offset each rank has them; anything else keeps the executor
  * ------------------------------------------------------------------------------------ */
 /* The algorithm the library runs for case c at send / recv (collective), and whether that is
  * a direct kernel. */
@@ -521,7 +523,7 @@ static int runs_direct(const case_t *c, const void *send, void *recv, char *algo
     duet_cuda_coll_call_t k = {kinds[c->coll], send, recv, c->count, send_elems(c), recv_elems(c),
                                (duet_datatype_t)c->dt, reduces(c->coll) ? (duet_op_t)c->op : DUET_SUM, c->root,
                                c->inplace, DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, s1,
-                               "test", 0, 0};
+                               "test", 0, 0, 0};
     double staged, direct;
     CHECK_OK(duet_cuda_coll_traffic(W, &k, algo, len, &staged, &direct));
     return strstr(algo, "direct kernel") != NULL;
@@ -602,29 +604,33 @@ static void test_direct(const int *colls, int ncolls)
                 direct_case(coll, dt, op, root, count, 1, heap_buf[0], NULL, allowed, "heap", &cases, &passed, &salt);
         }
         size_t count = split ? ((3u << 19) + 5) / (size_t)npes : (3u << 19) + 5;
-        /* symmetric but not 16-byte aligned: element by element */
+        /* in the heap but not 16-byte aligned: element by element */
         direct_case(coll, DUET_FLOAT16, DUET_SUM, 0, count, 0, heap_buf[0] + 2, heap_buf[1] + 6, allowed,
                     "heap+2 -> heap+6", &cases, &passed, &salt);
-        /* what is only read locally may be anywhere: receive buffers (but allreduce's), and a
-         * broadcast's send off the root */
+        /* what is only read locally may be anywhere: receive buffers (but allreduce's) */
         if (coll != AR) {
             char *b = me == last ? cu_buf[1] : heap_buf[1];
             direct_case(coll, DUET_FLOAT32, DUET_SUM, last, count / 2, 0, heap_buf[0], b, allowed,
                         "heap -> last rank's cudaMalloc", &cases, &passed, &salt);
         }
-        if (coll == BC)
-            direct_case(coll, DUET_FLOAT32, DUET_SUM, 0, count / 2, 0, me ? cu_buf[0] : heap_buf[0], heap_buf[1],
-                        allowed, "non-roots' send cudaMalloc -> heap", &cases, &passed, &salt);
-        /* not symmetric: offsets that differ between ranks, or a buffer read remotely not in the heap */
+        /* offsets that differ between ranks: 16-byte aligned everywhere (packs), then of
+         * another alignment on every other rank (element by element) */
         count = split ? ((1u << 20) / 4 + 4097) / (size_t)npes : (1u << 20) / 4 + 4097;
-        /* (a broadcast reads the root's send alone: where the others' lie does not matter) */
-        direct_case(coll, DUET_FLOAT32, DUET_SUM, 0, count, 0, heap_buf[0] + 256 * (size_t)me, heap_buf[1],
-                    coll == BC ? allowed : 0, "heap+256*rank -> heap", &cases, &passed, &salt);
-        direct_case(coll, DUET_FLOAT32, DUET_MAX, last, count, 0, me == last ? cu_buf[0] : heap_buf[0], heap_buf[1],
-                    0, "last rank's send cudaMalloc -> heap", &cases, &passed, &salt);
+        direct_case(coll, DUET_FLOAT32, DUET_SUM, 0, count, 0, heap_buf[0] + 256 * (size_t)me,
+                    heap_buf[1] + 4096 * (size_t)(npes - 1 - me), allowed, "heap+256*rank -> heap+4096*(n-1-rank)",
+                    &cases, &passed, &salt);
+        direct_case(coll, DUET_FLOAT32, DUET_MAX, last, count, 0, heap_buf[0] + 4 * (size_t)(me % 2),
+                    heap_buf[1] + 8 * (size_t)(me % 2), allowed, "heap+4*(rank%2) -> heap+8*(rank%2)", &cases,
+                    &passed, &salt);
         if (coll != A2A)
-            direct_case(coll, DUET_INT32, DUET_SUM, 0, count, 1, me == 0 ? cu_buf[0] : heap_buf[0], NULL, 0,
-                        "rank 0 cudaMalloc", &cases, &passed, &salt);
+            direct_case(coll, DUET_INT32, DUET_SUM, 0, count, 1, heap_buf[0] + 1024 * (size_t)me, NULL, allowed,
+                        "heap+1024*rank", &cases, &passed, &salt);
+        /* nothing in the heap on any rank: the executor */
+        direct_case(coll, DUET_FLOAT32, DUET_MAX, last, count, 0, cu_buf[0], cu_buf[1], 0, "cudaMalloc -> cudaMalloc",
+                    &cases, &passed, &salt);
+        if (coll != A2A)
+            direct_case(coll, DUET_INT32, DUET_SUM, 0, count, 1, cu_buf[0], NULL, 0, "cudaMalloc", &cases, &passed,
+                        &salt);
         if (coll == AR) direct_back_to_back((3u << 20) / 4 + 11, &cases, &passed);
     }
     if (me == 0) printf("test_gpu_colls: direct kernels: %ld of %ld cases passed\n", passed, cases);

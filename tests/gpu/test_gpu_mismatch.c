@@ -10,7 +10,10 @@
  *   count     n elements against 2n ("path": 2 against 100,000, an allreduce that takes the
  *             one-shot kernel on one side and the host agreement and the executor on the other),
  *   datatype  int32 against float32 (the same size: only the signature tells them apart),
- *   op        sum against max,   root  0 against 1.
+ *   op        sum against max,   root  0 against 1,
+ *   placement (TEST_MISMATCH_HEAP=1, large) the odd rank's buffers from cudaMalloc, the others'
+ *             in the GPU heap: each rank decides on the direct kernel from its own buffers,
+ *             asking no one, so the ranks run different kernels; the message must say so.
  * Every rank must get DUET_ERR_INVALID_ARG naming the odd rank and the field ("with count", ...)
  * by the time it has done all of these, in order, each only while the ones before returned
  * DUET_OK: the call itself; cudaStreamSynchronize and duet_comm_status; a host allreduce; then a
@@ -40,15 +43,18 @@
 
 enum { AR, BC, RD, AG, RS, A2A, NCOLL };
 static const char *coll_name[NCOLL] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall"};
-enum { F_COUNT, F_PATH, F_DTYPE, F_OP, F_ROOT, NFIELD };
-static const char *field_name[NFIELD] = {"count", "path", "datatype", "op", "root"};
-static const char *field_word[NFIELD] = {"with count", "with count", "with datatype", "with op", "with root"};
+enum { F_COUNT, F_PATH, F_DTYPE, F_OP, F_ROOT, F_PLACE, NFIELD };
+static const char *field_name[NFIELD] = {"count", "path", "datatype", "op", "root", "placement"};
+static const char *field_word[NFIELD] = {"with count", "with count", "with datatype", "with op", "with root",
+                                         "the GPU heap"};
 
 static int me, np, use_heap;
 static long ncases, npassed;
 static char ctx[200];
 static cudaStream_t s1;
 static char *dsend, *drecv; /* device buffers for every case (the largest size) */
+static char *csend, *crecv; /* with TEST_MISMATCH_HEAP: the same from cudaMalloc (placement) */
+static char *call_send, *call_recv; /* what the next gpu_call passes */
 static size_t sbytes, rbytes;
 
 static int reduces(int coll) { return coll == AR || coll == RD || coll == RS; }
@@ -63,6 +69,8 @@ static void bufs_make(duet_comm_t w)
     if (use_heap) {
         dsend = duet_malloc_device(w, sbytes);
         drecv = duet_malloc_device(w, rbytes);
+        CU(cudaMalloc((void **)&csend, sbytes));
+        CU(cudaMalloc((void **)&crecv, rbytes));
     } else {
         CU(cudaMalloc((void **)&dsend, sbytes));
         CU(cudaMalloc((void **)&drecv, rbytes));
@@ -97,13 +105,15 @@ static void matched_gpu_allreduce(duet_comm_t c, uint64_t key, const char *what)
 
 static duet_status_t gpu_call(duet_comm_t c, int coll, size_t n, duet_datatype_t dt, duet_op_t op, int root)
 {
+    char *snd = call_send ? call_send : dsend, *rcv = call_recv ? call_recv : drecv;
+    call_send = call_recv = NULL; /* the next call: the usual buffers */
     switch (coll) {
-    case AR: return duet_allreduce(dsend, drecv, n, dt, op, c, s1);
-    case BC: return duet_broadcast(dsend, drecv, n, dt, root, c, s1);
-    case RD: return duet_reduce(dsend, drecv, n, dt, op, root, c, s1);
-    case AG: return duet_allgather(dsend, drecv, n, dt, c, s1);
-    case RS: return duet_reduce_scatter(dsend, drecv, n, dt, op, c, s1);
-    default: return duet_alltoall(dsend, drecv, n, dt, c, s1);
+    case AR: return duet_allreduce(snd, rcv, n, dt, op, c, s1);
+    case BC: return duet_broadcast(snd, rcv, n, dt, root, c, s1);
+    case RD: return duet_reduce(snd, rcv, n, dt, op, root, c, s1);
+    case AG: return duet_allgather(snd, rcv, n, dt, c, s1);
+    case RS: return duet_reduce_scatter(snd, rcv, n, dt, op, c, s1);
+    default: return duet_alltoall(snd, rcv, n, dt, c, s1);
     }
 }
 
@@ -159,8 +169,10 @@ static duet_comm_t run_case(duet_comm_t c, int coll, int field, int large, int o
         if (field == F_OP) op = DUET_MAX;
         if (field == F_ROOT) root = 1;
     }
-    CU(cudaMemset(dsend, me + 1, send_elems(coll, n) * 4));
-    CU(cudaMemset(drecv, 0x5a, recv_elems(coll, n) * 4));
+    char *snd = me == odd && field == F_PLACE ? csend : dsend, *rcv = me == odd && field == F_PLACE ? crecv : drecv;
+    CU(cudaMemset(snd, me + 1, send_elems(coll, n) * 4));
+    CU(cudaMemset(rcv, 0x5a, recv_elems(coll, n) * 4));
+    call_send = snd, call_recv = rcv; /* the mismatched call's buffers */
     CU(cudaDeviceSynchronize());
     char msg[512];
     const char *where = "";
@@ -206,8 +218,10 @@ int main(int argc, char **argv)
         for (int field = 0; field < NFIELD; field++) {
             if ((field == F_OP && !reduces(coll)) || (field == F_ROOT && !rooted(coll))) continue;
             if (field == F_PATH && coll != AR) continue;
+            if (field == F_PLACE && !use_heap) continue;
             for (int large = 0; large < 2; large++) {
                 if (field == F_PATH && large) continue;
+                if (field == F_PLACE && !large) continue; /* a small allreduce takes no direct kernel */
                 int odd = (int)((uint64_t)(coll * 7 + field * 3 + large) % (uint64_t)np);
                 if (field == F_ROOT) odd = (coll + large) % 2 ? 0 : 1; /* the root itself, or its replacement */
                 c = run_case(c, coll, field, large, odd, seed + ++k);
@@ -217,6 +231,7 @@ int main(int argc, char **argv)
     matched_gpu_allreduce(c, seed + 999, "the last communicator");
     if (c != W) EXPECT_OK(duet_comm_destroy(c));
     if (!use_heap) cudaFree(dsend), cudaFree(drecv);
+    else cudaFree(csend), cudaFree(crecv);
     cudaStreamDestroy(s1);
     if (me == 0) printf("test_gpu_mismatch: %ld of %ld cases passed (%.2f s)\n", npassed, ncases, now_s() - t0);
     CHECK_OK(duet_finalize());

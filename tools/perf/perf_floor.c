@@ -69,10 +69,10 @@ void perf_floor_print(perf_t *p, size_t bytes, double measured_us)
     if (strcmp(p->mode->name, "allreduce") != 0 || bytes < 4) return;
     double rate = copy_rate(p);
     size_t count = bytes / 4;
-    /* the row's own buffers: whether they are symmetric decides the direct kernel */
+    /* the row's own buffers: whether they lie in the GPU heap decides the direct kernel */
     duet_cuda_coll_call_t k = {DUET_COLL_ALLREDUCE, p->dev_send, p->dev_recv, count, count, count, DUET_FLOAT32, DUET_SUM, 0, 0,
                                DUET_CUDA_ROUTED | DUET_CUDA_SEND_DEVICE | DUET_CUDA_RECV_DEVICE, NULL,
-                               "duet-perf --floor", 0, 0};
+                               "duet-perf --floor", 0, 0, 0};
     char algo[64];
     double t[3];
     PERF_CHECK(duet_cuda_coll_traffic(p->comm, &k, algo, sizeof algo, &t[0], &t[1]));
