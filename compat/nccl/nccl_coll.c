@@ -91,10 +91,12 @@ ncclResult_t nccl_call_prepare(nccl_call_t *c)
 
 ncclResult_t nccl_call_submit(nccl_call_t *c)
 {
-    ncclResult_t r = nccl_call_prepare(c);
+    ncclResult_t r = nccl_comm_enter(c->comm, c->fn); /* inside c->comm until the call returns */
     if (r) return r;
-    if (nccl_group_depth() > 0) return nccl_group_add_call(c);
-    return nccl_calls_run(c, 1);
+    if ((r = nccl_call_prepare(c)) == ncclSuccess)
+        r = nccl_group_depth() > 0 ? nccl_group_add_call(c) : nccl_calls_run(c, 1);
+    duet_ext_inflight_leave();
+    return r;
 }
 
 duet_status_t nccl_call_issue(nccl_call_t *c)

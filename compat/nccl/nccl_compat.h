@@ -10,10 +10,12 @@
 #ifndef NCCL_COMPAT_H
 #define NCCL_COMPAT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "nccl.h"
 #include "duet/duet.h"
 #include "duet/duet_cuda.h"
+#include "duet/duet_ext.h"
 
 /* Defines pnccl<name> as the implementation and exports ncclX as a weak alias of it (as
  * NCCL does, so that a profiling layer can define ncclX and call pncclX). Use after the
@@ -45,6 +47,8 @@ struct ncclComm {
     struct ncclComm *parent; /* a shrunk communicator's parent (shares its heap), or NULL */
     int children;           /* live shrunk communicators made from this one               */
     int destroy_pending;    /* destroyed by the program while children live               */
+    _Atomic int closing;    /* being freed: a call from another thread leaves at entry
+                             * (calls in flight: duet_ext_inflight_*, nccl_comm_enter) */
     char name[64];          /* ncclConfig_t.commName                                       */
     struct nccl_clique *clique; /* ranks this process initialised together (InitAll), or NULL */
     nccl_redop_t redops[NCCL_COMPAT_MAX_REDOPS];
@@ -63,6 +67,11 @@ ncclResult_t nccl_clique_free(struct ncclComm *comm, const char *fn);
 
 /* ncclSuccess when comm is a live wrapper; else an error raised for fn. */
 ncclResult_t nccl_comm_check(const struct ncclComm *comm, const char *fn);
+/* A call on comm from another thread than the one that may free it (ncclCommAbort from a
+ * watchdog): inside it from nccl_comm_enter (which checks comm as nccl_comm_check does, and
+ * refuses one being freed) until duet_ext_inflight_leave(), which follows a successful enter
+ * only. nccl_comm_free waits for such calls before it frees. */
+ncclResult_t nccl_comm_enter(struct ncclComm *comm, const char *fn);
 /* Wraps a Duet communicator (takes it); NULL and an error raised when out of memory (the
  * Duet communicator is then destroyed). */
 struct ncclComm *nccl_comm_wrap(duet_comm_t dc, const ncclConfig_t *config, const char *fn);

@@ -72,9 +72,12 @@ static void *work_main(void *arg)
     work_t *w = arg;
     if (w->init) {
         w->result = nccl_init_run(w->init);
-    } else {
-        nccl_cuda_set_device(w->calls[0].comm->cuda_dev);
+    } else if ((w->result = nccl_comm_enter(w->calls[0].comm, "ncclGroupEnd")) == ncclSuccess) {
+        nccl_cuda_set_device(w->calls[0].comm->cuda_dev); /* (an abort from another thread waits) */
         w->result = nccl_calls_run(w->calls, w->n);
+        duet_ext_inflight_leave();
+    } else {
+        for (int i = 0; i < w->n; i++) nccl_call_free_temp(&w->calls[i]);
     }
     if (w->result) snprintf(w->msg, sizeof w->msg, "%s", duet_last_error());
     return NULL;

@@ -26,6 +26,26 @@ ncclResult_t nccl_comm_check(const struct ncclComm *comm, const char *fn)
     return ncclSuccess;
 }
 
+ncclResult_t nccl_comm_enter(struct ncclComm *comm, const char *fn)
+{
+    if (!comm) return nccl_comm_check(comm, fn);
+    duet_ext_inflight_enter(comm); /* before the first read of comm */
+    ncclResult_t r = nccl_comm_check(comm, fn);
+    if (r == ncclSuccess && atomic_load_explicit(&comm->closing, memory_order_relaxed))
+        r = nccl_fail(ncclInvalidUsage, "%s: comm is being destroyed or aborted (by another thread)", fn);
+    if (r) duet_ext_inflight_leave();
+    return r;
+}
+
+/* Until no other thread is inside a call on comm (nccl_comm_enter). */
+static ncclResult_t drain_calls(struct ncclComm *comm, const char *fn)
+{
+    int left = 0;
+    if (duet_ext_inflight_drain(comm, 300, &left) == DUET_OK) return ncclSuccess;
+    return nccl_fail(ncclInternalError, "%s: %d call(s) on comm from other threads are still running after 300 s",
+                     fn, left);
+}
+
 ncclResult_t nccl_config_check(const ncclConfig_t *config, const char *fn)
 {
     if (!config) return ncclSuccess;
@@ -78,10 +98,16 @@ ncclResult_t nccl_comm_free(struct ncclComm *comm, const char *fn)
         comm->destroy_pending = 1;
         return ncclSuccess;
     }
+    atomic_store(&comm->closing, 1); /* calls from other threads: new ones leave at entry */
+    ncclResult_t busy = drain_calls(comm, fn);
+    if (busy) {
+        atomic_store(&comm->closing, 0);
+        return busy;
+    }
     duet_status_t st = duet_comm_destroy(comm->dc);
     struct ncclComm *parent = comm->parent;
     comm->magic = 0;
-    free(comm);
+    if (drain_calls(comm, fn) == ncclSuccess) free(comm); /* else left allocated, not freed under a reader */
     ncclResult_t r = st ? nccl_fail(nccl_from_duet(st), "%s: %s", fn, duet_last_error()) : ncclSuccess;
     if (parent && --parent->children == 0 && parent->destroy_pending) {
         parent->destroy_pending = 0;
@@ -228,13 +254,17 @@ NCCL_ALIAS(ncclCommAbort)
 
 NCCL_API ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
 {
-    ncclResult_t r = nccl_comm_check(comm, "ncclCommGetAsyncError");
+    ncclResult_t r = nccl_comm_enter(comm, "ncclCommGetAsyncError"); /* a watchdog thread's call */
     if (r) return r;
-    if (!asyncError) return nccl_fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
+    if (!asyncError) {
+        duet_ext_inflight_leave();
+        return nccl_fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
+    }
     duet_status_t st = duet_comm_status(comm->dc);
     /* after its own revoke a rank's communicator is quiet, as NCCL's is: ready for shrink */
     if (st == DUET_ERR_REVOKED && comm->revoked_here) st = DUET_OK;
     *asyncError = nccl_from_duet(st);
+    duet_ext_inflight_leave();
     return ncclSuccess;
 }
 NCCL_ALIAS(ncclCommGetAsyncError)

@@ -139,7 +139,12 @@ duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_
 
 /* Destroys a communicator (collective over its ranks). A communicator made by
  * duet_init() is destroyed by duet_finalize() instead. Teams split from a communicator
- * must be destroyed before it. */
+ * must be destroyed before it. Safe while other threads of the process are inside calls on
+ * comm (a watchdog thread aborting: duet_comm_revoke, then this): those calls return first
+ * (revoked, they return at once), calls that begin meanwhile fail with DUET_ERR_REVOKED
+ * ("being destroyed"), and comm is freed only when no call is left on it; one that has not
+ * returned within DUET_WAIT_TIMEOUT makes this fail with DUET_ERR_TIMEOUT, comm still usable.
+ * (Counted: the collectives, send / recv, barrier, sync, duet_comm_status, duet_comm_revoke.) */
 duet_status_t duet_comm_destroy(duet_comm_t comm);
 
 /* Splits `parent` (collective over parent): ranks with the same color form one new

@@ -80,6 +80,20 @@ void duet_ext_waiter_init(duet_ext_waiter_t *w, duet_comm_t comm, void (*describ
                           void *arg);
 duet_status_t duet_ext_waiter_turn(duet_ext_waiter_t *w);
 
+/* Calls in flight on a layer's own handle (its NCCL communicator), so that one thread may
+ * take the handle down while another is inside a call on it — what Duet does for its own
+ * communicators. A call enters the handle first thing, before it reads the handle, then
+ * checks the handle's closing word of its own and leaves at once when it is set; it leaves
+ * when it returns. The thread taking the handle down stores the closing word, then drains
+ * (waits until no other thread is inside a call on it), tears down, drains again (a call that
+ * entered meanwhile is still reading the closing word), then frees. Entering costs two stores
+ * to the calling thread's own record; enter and leave pair, last in first out, on one thread.
+ * duet_ext_inflight_drain waits at most timeout_s seconds (0: one look): DUET_OK, or
+ * DUET_ERR_TIMEOUT with the calls still inside in *left (NULL: not wanted); no message set. */
+void duet_ext_inflight_enter(const void *handle);
+void duet_ext_inflight_leave(void);
+duet_status_t duet_ext_inflight_drain(const void *handle, double timeout_s, int *left);
+
 /* A layer's calls in Duet's one group queue (src/coll/duet_coll_group.c). A layer with group
  * semantics of its own (its NCCL API) opens and closes Duet's groups (duet_group_start /
  * duet_group_end) and queues its calls there with duet_ext_group_add; the outermost

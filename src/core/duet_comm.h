@@ -5,6 +5,7 @@
 #ifndef DUET_COMM_H
 #define DUET_COMM_H
 
+#include <pthread.h>
 #include <sched.h>
 #include "boot/duet_boot.h"
 #include "heap/duet_heap.h"
@@ -75,6 +76,9 @@ struct duet_comm {
     int check_bounds;      /* DUET_CHECK_BOUNDS: one-sided ranges must lie in one live block */
     void *exec_mem;        /* the executor's bookkeeping, reused from call to call */
     size_t exec_mem_bytes;
+    _Atomic int closing;   /* 1 once duet_comm_destroy / duet_finalize began to free it: a call
+                            * from another thread fails at entry (duet_comm_enter) */
+    pthread_t closer;      /* the thread freeing it (its own calls on c still run) */
 };
 
 #define DUET_COMM_MAGIC 0x4455455443304d4dull
@@ -125,6 +129,35 @@ static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
     duet_error_clear();
     return DUET_OK;
 }
+
+/* Calls in flight (util: duet_inflight_*). A public call on c is inside it from
+ * duet_comm_enter until duet_inflight_leave(), so that a thread freeing c (duet_comm_destroy,
+ * duet_finalize: ncclCommAbort from a watchdog thread, say) waits for the call to return
+ * before anything of c goes. Returns 1 (entered: leave after), 0 (c is NULL or not a live
+ * communicator: nothing entered, the call's own check reports it), or DUET_ERR_REVOKED, the
+ * message naming fn, when c is being freed by another thread. A few nanoseconds: two stores
+ * to the thread's own record and the live-table lookup (duet_comm_live.c). */
+int duet_comm_closing_(duet_comm_t c, const char *fn);
+static inline int duet_comm_enter(duet_comm_t c, const char *fn)
+{
+    if (DUET_UNLIKELY(!c)) return 0;
+    duet_inflight_enter(c);
+    if (DUET_UNLIKELY(!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC)) {
+        duet_inflight_leave();
+        return 0;
+    }
+    if (DUET_UNLIKELY(atomic_load_explicit(&c->closing, memory_order_relaxed))) return duet_comm_closing_(c, fn);
+    return 1;
+}
+/* A public call's body `call` (a duet_status_t expression) run inside c (duet_comm_enter). */
+#define DUET_COMM_CALL(c, fn, call)                                                                 \
+    do {                                                                                            \
+        int in_ = duet_comm_enter((c), (fn));                                                       \
+        if (in_ < 0) return (duet_status_t)in_;                                                     \
+        duet_status_t st_ = (call);                                                                 \
+        if (in_) duet_inflight_leave();                                                             \
+        return st_;                                                                                 \
+    } while (0)
 
 /* "rank r" of c for messages; for a team (a split or a shrunk communicator) whose rank r is
  * another rank of the root communicator, "rank r (world rank w)": after a shrink the reader

@@ -119,13 +119,14 @@ void duet_comm_revoke_status_(duet_comm_t c, duet_status_t status)
              duet_status_str(status));
 }
 
-duet_status_t duet_comm_revoke(duet_comm_t c)
+static duet_status_t revoke_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_revoke");
     if (st) return st;
     duet_comm_revoke_status_(c, DUET_ERR_REVOKED);
     return DUET_OK;
 }
+duet_status_t duet_comm_revoke(duet_comm_t c) { DUET_COMM_CALL(c, "duet_comm_revoke", revoke_(c)); }
 
 /* ---------------------------------------------------------------- agree */
 
@@ -339,7 +340,7 @@ duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
 
 /* ---------------------------------------------------------------- state */
 
-duet_status_t duet_comm_status(duet_comm_t c)
+static duet_status_t comm_status_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_status");
     if (st) return st;
@@ -354,6 +355,7 @@ duet_status_t duet_comm_status(duet_comm_t c)
                                   "a communicator of the survivors", duet_comm_rank_name(c, m, name, sizeof name));
     return DUET_OK;
 }
+duet_status_t duet_comm_status(duet_comm_t c) { DUET_COMM_CALL(c, "duet_comm_status", comm_status_(c)); }
 
 duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
 {

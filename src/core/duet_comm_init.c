@@ -298,8 +298,34 @@ duet_status_t duet_init(void)
     return st ? duet_error_wrap(st, "duet_init") : duet_error_ok(DUET_OK);
 }
 
-static duet_status_t comm_free(duet_comm_t c)
+int duet_comm_closing_(duet_comm_t c, const char *fn)
 {
+    if (pthread_equal(c->closer, pthread_self())) return 1; /* the closer's own calls on c */
+    duet_inflight_leave();
+    return duet_error_set(DUET_ERR_REVOKED, "%s: the communicator is being destroyed (by another thread)", fn);
+}
+
+/* Until no other thread is inside a call on c (duet_comm_enter), at most the wait bound. */
+static duet_status_t drain_calls(duet_comm_t c, const char *fn)
+{
+    int left = 0;
+    double bound = duet_cfg()->wait_timeout > 0 ? duet_cfg()->wait_timeout : 300;
+    if (duet_inflight_drain(c, bound, &left) == DUET_OK) return DUET_OK;
+    return DUET_FAIL(DUET_ERR_TIMEOUT, INIT, "%s: %d call(s) on the communicator from other threads are still "
+                     "running after %.0f s; it is not freed (revoke it first: duet_comm_revoke ends them)", fn,
+                     left, bound);
+}
+
+static duet_status_t comm_free(duet_comm_t c, const char *fn)
+{
+    /* calls on c from other threads: new ones fail at entry, running ones return first */
+    c->closer = pthread_self();
+    atomic_store(&c->closing, 1);
+    duet_status_t busy = drain_calls(c, fn);
+    if (busy) {
+        atomic_store(&c->closing, 0); /* still theirs: nothing is lost, the caller may try again */
+        return busy;
+    }
     /* no more watching: past the barrier below peers leave, and their exits are no deaths */
     duet_ft_unwatch(c);
     /* everyone stops touching everyone's memory before any segment is unmapped; on a
@@ -322,6 +348,11 @@ static duet_status_t comm_free(duet_comm_t c)
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     duet_comm_live_remove(c);
+    /* a call that entered before the removal may still be reading c's closing word */
+    if (drain_calls(c, fn)) {
+        c->magic = 0;
+        return st; /* c itself is left allocated (a few KiB) rather than freed under a reader */
+    }
     c->magic = 0;
     free(c->heap_pe);
     free(c->pids);
@@ -343,7 +374,7 @@ duet_status_t duet_comm_destroy(duet_comm_t c)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
                          "duet_comm_destroy: %d team(s) split from this communicator are still alive",
                          c->children);
-    return comm_free(c);
+    return comm_free(c, "duet_comm_destroy");
 }
 
 duet_status_t duet_finalize(void)
@@ -355,10 +386,15 @@ duet_status_t duet_finalize(void)
     } else if (world_refs == 1 && world->children) {
         st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
                        "duet_finalize: %d team(s) split from the world are still alive", world->children);
-    } else if (--world_refs == 0) {
-        st = comm_free(world);
-        world = NULL;
-        duet_log_set_rank(-1);
+    } else if (world_refs > 1) {
+        world_refs--;
+    } else {
+        st = comm_free(world, "duet_finalize");
+        if (!duet_comm_is_live(world)) { /* freed (busy with other threads' calls: still there) */
+            world_refs = 0;
+            world = NULL;
+            duet_log_set_rank(-1);
+        }
     }
     pthread_mutex_unlock(&world_lock);
     return duet_error_ok(st);

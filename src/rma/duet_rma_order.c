@@ -87,18 +87,20 @@ static duet_status_t sync_slot(duet_comm_t c)
     return DUET_OK;
 }
 
-duet_status_t duet_sync(duet_comm_t c)
+static duet_status_t sync_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check_usable(c, "duet_sync");
     return st ? st : sync_slot(c);
 }
+duet_status_t duet_sync(duet_comm_t c) { DUET_COMM_CALL(c, "duet_sync", sync_(c)); }
 
-duet_status_t duet_barrier(duet_comm_t c)
+static duet_status_t barrier_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check_usable(c, "duet_barrier");
     if (!st) st = duet_rma_quiet_all(c);
     return st ? st : sync_slot(c);
 }
+duet_status_t duet_barrier(duet_comm_t c) { DUET_COMM_CALL(c, "duet_barrier", barrier_(c)); }
 
 duet_status_t duet_barrier_all(void)
 {

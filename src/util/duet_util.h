@@ -337,6 +337,59 @@ void duet_name_comm_part(const uint8_t *secret, size_t len, char out[DUET_NAME_C
  * the values spread: (max - min) / median (0 when the median is 0). */
 double duet_median(double *v, int n, double *spread);
 
+/* ---------------------------------------------------------- calls in flight (duet_util_inflight.c) */
+/* So that one thread may take an object down (a communicator, a layer's handle) while another
+ * is inside a call on it: a call enters the object first and leaves it last; the closer
+ * stores the object's own closing word, then drains (waits until no other thread is inside a
+ * call on it). A call checks the closing word after it enters and leaves at once when it is
+ * set, touching nothing more; the closer frees only after its last drain. Entering costs two
+ * stores to the calling thread's own record. Calls nest (DUET_INFLIGHT_DEPTH deep are
+ * counted; deeper ones are inside a counted call anyway); enter and leave pair in LIFO order
+ * on one thread. */
+#define DUET_INFLIGHT_DEPTH 8
+typedef struct duet_inflight_rec { /* a thread's calls (duet_util_inflight.c) */
+    _Atomic(const void *) obj[DUET_INFLIGHT_DEPTH];
+    _Atomic int n;                  /* entries of obj[] in use (written by the owner only) */
+    int over;                       /* entries past DUET_INFLIGHT_DEPTH (not recorded) */
+    _Atomic int taken;              /* 1 while a thread owns the record */
+    struct duet_inflight_rec *next; /* the list of every record (push only) */
+} duet_inflight_rec_t;
+extern _Thread_local duet_inflight_rec_t *duet_inflight_mine_;
+extern int duet_inflight_fence_;
+duet_inflight_rec_t *duet_inflight_rec_(void);
+static inline void duet_inflight_enter(const void *obj)
+{
+    duet_inflight_rec_t *r = duet_inflight_mine_;
+    if (DUET_UNLIKELY(!r) && !(r = duet_inflight_rec_())) return; /* out of memory: uncounted */
+    int n = atomic_load_explicit(&r->n, memory_order_relaxed);
+    if (DUET_UNLIKELY(n >= DUET_INFLIGHT_DEPTH)) {
+        r->over++;
+        return;
+    }
+    atomic_store_explicit(&r->obj[n], obj, memory_order_relaxed);
+    atomic_store_explicit(&r->n, n + 1, memory_order_release);
+    if (DUET_UNLIKELY(duet_inflight_fence_)) atomic_thread_fence(memory_order_seq_cst);
+    else atomic_signal_fence(memory_order_seq_cst);
+}
+static inline void duet_inflight_leave(void)
+{
+    duet_inflight_rec_t *r = duet_inflight_mine_;
+    if (DUET_UNLIKELY(!r)) return;
+    if (DUET_UNLIKELY(r->over > 0)) {
+        r->over--;
+        return;
+    }
+    int n = atomic_load_explicit(&r->n, memory_order_relaxed);
+    if (n > 0) atomic_store_explicit(&r->n, n - 1, memory_order_release); /* every access before it is done */
+}
+/* Other threads inside a call on obj now (after a fence on every thread: entries made before
+ * it are seen, and those made after it see the closing word stored before it). */
+int duet_inflight_count(const void *obj);
+/* Waits, at most timeout_s seconds (0: one look), until no other thread is inside a call on
+ * obj: DUET_OK, or DUET_ERR_TIMEOUT with those still inside in *left (NULL: not wanted). No
+ * message is set. */
+duet_status_t duet_inflight_drain(const void *obj, double timeout_s, int *left);
+
 /* ---------------------------------------------------------------- clocks (duet_util_clock.c) */
 uint64_t duet_time_ns(void); /* CLOCK_MONOTONIC */
 static inline double duet_time_s(void) { return (double)duet_time_ns() * 1e-9; }

@@ -1,4 +1,4 @@
-/* duet_ext.h's error, log and environment calls, over the library's own (duet_util.h). */
+/* duet_ext.h's error, log, environment and in-flight calls, over the library's own (duet_util.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,3 +51,10 @@ const char *duet_ext_env(const char *name)
 }
 
 const char *duet_ext_settings_notes(void) { return duet_cfg_alias_notes(); }
+
+void duet_ext_inflight_enter(const void *handle) { duet_inflight_enter(handle); }
+void duet_ext_inflight_leave(void) { duet_inflight_leave(); }
+duet_status_t duet_ext_inflight_drain(const void *handle, double timeout_s, int *left)
+{
+    return duet_inflight_drain(handle, timeout_s, left);
+}

@@ -2,11 +2,46 @@
  * nccl_ft_test.c — NCCL's recovery calls on Duet: ncclCommRevoke reaching every member,
  * ncclCommGetAsyncError, and ncclCommShrink after a rank is SIGKILLed (the last rank kills
  * itself between two allreduces; the survivors' allreduce fails with ncclRemoteError within
- * Duet's detection time, they shrink with the dead rank excluded and go on).
+ * Duet's detection time, they shrink with the dead rank excluded and go on), and
+ * ncclCommAbort from a watchdog thread while the main thread is inside a call on the
+ * communicator (PyTorch's pattern): ranks 1..n-1 block in an allreduce that rank 0 never
+ * joins, their watchdogs poll ncclCommGetAsyncError meanwhile; rank 0's watchdog aborts after
+ * 50 ms; the others' see ncclRemoteError and abort too, their main threads still returning
+ * from the call. Every abort must return ncclSuccess, every blocked call ncclRemoteError.
  *
  * usage: nccl_ft_test NRANKS [seed=N]   (NRANKS >= 2)
  */
 #include "nccl_test_util.h"
+#include <pthread.h>
+#include <time.h>
+
+typedef struct {
+    ncclComm_t comm;
+    int me;
+    ncclResult_t abort_result;
+    char msg[256];
+} watch_t;
+
+/* The watchdog: rank 0 aborts after 50 ms; the others once ncclCommGetAsyncError reports the
+ * communicator revoked (polled while the main thread is inside its allreduce). */
+static void *watchdog(void *arg)
+{
+    watch_t *w = arg;
+    if (w->me == 0) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    } else {
+        for (int polls = 0; polls < 20000; polls++) { /* at most about 20 s */
+            ncclResult_t async = ncclSuccess;
+            if (ncclCommGetAsyncError(w->comm, &async) != ncclSuccess || async != ncclSuccess) break;
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    w->abort_result = ncclCommAbort(w->comm);
+    snprintf(w->msg, sizeof w->msg, "%s", ncclGetLastError(NULL));
+    return NULL;
+}
 
 static int rank_main(int me, int n, ncclUniqueId id, void *arg)
 {
@@ -30,6 +65,23 @@ static int rank_main(int me, int n, ncclUniqueId id, void *arg)
     NCCL_OK(ncclCommGetAsyncError(side, &async));
     EXPECT(async == (me == 0 ? ncclSuccess : ncclRemoteError), "async error after the revoke: %d", (int)async);
     NCCL_OK(ncclCommDestroy(side));
+    /* an abort from a watchdog thread while the main thread is inside a call */
+    nt_context = "watchdog abort";
+    ncclComm_t guarded = NULL;
+    NCCL_OK(ncclCommSplit(comm, 0, me, &guarded, NULL));
+    NCCL_OK(ncclAllReduce(&v, &s, 1, ncclInt32, ncclSum, comm, nt_stream)); /* every rank has it */
+    watch_t w = {guarded, me, ncclInternalError, ""};
+    pthread_t tid;
+    EXPECT(pthread_create(&tid, NULL, watchdog, &w) == 0, "pthread_create");
+    if (me != 0) {
+        int64_t big[1024] = {0}, out[1024];
+        ncclResult_t r = ncclAllReduce(big, out, 1024, ncclInt64, ncclSum, guarded, nt_stream);
+        EXPECT(r == ncclRemoteError, "the allreduce the watchdog aborted returned %d (%s)", (int)r,
+               ncclGetLastError(NULL));
+    }
+    pthread_join(tid, NULL);
+    EXPECT(w.abort_result == ncclSuccess, "ncclCommAbort from the watchdog returned %d (%s)", (int)w.abort_result,
+           w.msg);
     /* a kill */
     nt_context = "kill";
     NCCL_OK(ncclAllReduce(&v, &s, 1, ncclInt32, ncclSum, comm, nt_stream));
