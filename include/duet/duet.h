@@ -144,7 +144,10 @@ duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_
  * (revoked, they return at once), calls that begin meanwhile fail with DUET_ERR_REVOKED
  * ("being destroyed"), and comm is freed only when no call is left on it; one that has not
  * returned within DUET_WAIT_TIMEOUT makes this fail with DUET_ERR_TIMEOUT, comm still usable.
- * (Counted: the collectives, send / recv, barrier, sync, duet_comm_status, duet_comm_revoke.) */
+ * (Counted: the collectives, send / recv, barrier, sync, the one-sided calls — put, get,
+ * their strided, signal and atomic forms, fence, quiet — the heap calls, split, shrink, agree,
+ * duet_comm_get_failed, duet_comm_status and duet_comm_revoke; not yet the stream-ordered
+ * *_on_stream forms of duet_cuda.h, nor the work of duet_group_end.) */
 duet_status_t duet_comm_destroy(duet_comm_t comm);
 
 /* Splits `parent` (collective over parent): ranks with the same color form one new

@@ -159,6 +159,16 @@ static inline int duet_comm_enter(duet_comm_t c, const char *fn)
         return st_;                                                                                 \
     } while (0)
 
+/* The same for a call that returns a pointer (NULL when c is being freed). */
+#define DUET_COMM_CALL_PTR(c, fn, call)                                                             \
+    do {                                                                                            \
+        int in_ = duet_comm_enter((c), (fn));                                                       \
+        if (in_ < 0) return NULL;                                                                   \
+        void *p_ = (call);                                                                          \
+        if (in_) duet_inflight_leave();                                                             \
+        return p_;                                                                                  \
+    } while (0)
+
 /* "rank r" of c for messages; for a team (a split or a shrunk communicator) whose rank r is
  * another rank of the root communicator, "rank r (world rank w)": after a shrink the reader
  * knows the ranks by the world's numbers (duet_comm_split.c). Returns buf. */

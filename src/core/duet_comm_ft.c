@@ -190,13 +190,17 @@ static duet_status_t agree(duet_comm_t c, int *flag)
     return st;
 }
 
-duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
+static duet_status_t duet_comm_agree_(duet_comm_t c, int *flag)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_agree");
     if (st) return st;
     if (!flag) return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_comm_agree: flag is NULL");
     st = agree(c, flag);
     return st ? duet_error_wrap(st, "duet_comm_agree") : DUET_OK;
+}
+duet_status_t duet_comm_agree(duet_comm_t c, int *flag)
+{
+    DUET_COMM_CALL(c, "duet_comm_agree", duet_comm_agree_(c, flag));
 }
 
 /* ---------------------------------------------------------------- shrink */
@@ -328,7 +332,7 @@ static duet_status_t shrink(duet_comm_t c, duet_comm_t *newcomm)
     return st;
 }
 
-duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
+static duet_status_t duet_comm_shrink_(duet_comm_t c, duet_comm_t *newcomm)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_shrink");
     if (st) return st;
@@ -336,6 +340,10 @@ duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
     *newcomm = NULL;
     st = shrink(c, newcomm);
     return st ? duet_error_wrap(st, "duet_comm_shrink") : DUET_OK;
+}
+duet_status_t duet_comm_shrink(duet_comm_t c, duet_comm_t *newcomm)
+{
+    DUET_COMM_CALL(c, "duet_comm_shrink", duet_comm_shrink_(c, newcomm));
 }
 
 /* ---------------------------------------------------------------- state */
@@ -377,7 +385,7 @@ duet_status_t duet_comm_unusable_(duet_comm_t c, const char *fn, int status)
                           "survivors", fn, c->abort_why[0] ? c->abort_why : "a rank died");
 }
 
-duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
+static duet_status_t duet_comm_get_failed_(duet_comm_t c, int *ranks, int max, int *nfailed)
 {
     duet_status_t st = duet_comm_check(c, "duet_comm_get_failed");
     if (st) return st;
@@ -392,4 +400,8 @@ duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfai
     }
     *nfailed = n;
     return DUET_OK;
+}
+duet_status_t duet_comm_get_failed(duet_comm_t c, int *ranks, int max, int *nfailed)
+{
+    DUET_COMM_CALL(c, "duet_comm_get_failed", duet_comm_get_failed_(c, ranks, max, nfailed));
 }

@@ -213,17 +213,22 @@ static void *alloc_block(duet_comm_t c, size_t alignment, size_t size, int zero,
     return h->local_base + off;
 }
 
-void *duet_malloc(duet_comm_t c, size_t size)
+static void *malloc_(duet_comm_t c, size_t size)
 {
     return duet_comm_check(c, "duet_malloc") ? NULL : alloc_block(c, 64, size, 0, DUET_OK, "duet_malloc");
 }
+void *duet_malloc(duet_comm_t c, size_t size) { DUET_COMM_CALL_PTR(c, "duet_malloc", malloc_(c, size)); }
 
-void *duet_align(duet_comm_t c, size_t alignment, size_t size)
+static void *align_(duet_comm_t c, size_t alignment, size_t size)
 {
     return duet_comm_check(c, "duet_align") ? NULL : alloc_block(c, alignment, size, 0, DUET_OK, "duet_align");
 }
+void *duet_align(duet_comm_t c, size_t alignment, size_t size)
+{
+    DUET_COMM_CALL_PTR(c, "duet_align", align_(c, alignment, size));
+}
 
-void *duet_calloc(duet_comm_t c, size_t count, size_t size)
+static void *calloc_(duet_comm_t c, size_t count, size_t size)
 {
     size_t bytes = 0;
     duet_status_t mine = DUET_OK;
@@ -232,9 +237,13 @@ void *duet_calloc(duet_comm_t c, size_t count, size_t size)
         mine = DUET_FAIL(DUET_ERR_INVALID_ARG, HEAP, "duet_calloc: %zu x %zu bytes overflows", count, size);
     return alloc_block(c, 64, bytes, 1, mine, "duet_calloc");
 }
+void *duet_calloc(duet_comm_t c, size_t count, size_t size)
+{
+    DUET_COMM_CALL_PTR(c, "duet_calloc", calloc_(c, count, size));
+}
 
 /* GPU heap blocks: the same agreement, the GPU heap's own allocator (src/cuda). */
-void *duet_malloc_device(duet_comm_t c, size_t size)
+static void *malloc_device_(duet_comm_t c, size_t size)
 {
     static const char fn[] = "duet_malloc_device";
     if (duet_comm_check(c, fn)) return NULL;
@@ -264,8 +273,12 @@ void *duet_malloc_device(duet_comm_t c, size_t size)
     duet_error_clear();
     return p;
 }
+void *duet_malloc_device(duet_comm_t c, size_t size)
+{
+    DUET_COMM_CALL_PTR(c, "duet_malloc_device", malloc_device_(c, size));
+}
 
-duet_status_t duet_free(duet_comm_t c, void *ptr)
+static duet_status_t duet_free_(duet_comm_t c, void *ptr)
 {
     static const char fn[] = "duet_free";
     duet_status_t st = duet_comm_check(c, fn);
@@ -298,4 +311,8 @@ duet_status_t duet_free(duet_comm_t c, void *ptr)
     duet_alloc_give(h->alloc, off); /* a live block (checked above, on every rank): cannot fail */
     pthread_mutex_unlock(&h->lock);
     return DUET_OK;
+}
+duet_status_t duet_free(duet_comm_t c, void *ptr)
+{
+    DUET_COMM_CALL(c, "duet_free", duet_free_(c, ptr));
 }

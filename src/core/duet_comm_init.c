@@ -333,8 +333,16 @@ static duet_status_t comm_free(duet_comm_t c, const char *fn)
      * failure is expected then, and the rest is freed all the same */
     c->boot.abort = NULL; /* a revoked communicator's live members still meet here */
     duet_status_t st = duet_boot_barrier(&c->boot);
-    if (st == DUET_ERR_PEER_FAILED && atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire)) {
+    int revoked = atomic_load_explicit(&duet_comm_ft(c)->abort, memory_order_acquire) != 0;
+    if (st == DUET_ERR_PEER_FAILED && revoked) {
         DUET_LOG(INFO, INIT, "destroying a communicator that lost a member: no barrier with the survivors");
+        st = DUET_OK;
+    } else if (st && revoked) {
+        /* a revoke that interrupted a bootstrap exchange (the tuner's first exchange, say) on
+         * some ranks and not on others leaves their message numbers apart: their barrier
+         * then fails at once; the calls on c have all ended (revoked), so the rest is freed */
+        DUET_LOG(INFO, INIT, "destroying a revoked communicator: its closing barrier failed (%s); freed all the "
+                 "same", duet_status_str(st));
         st = DUET_OK;
     }
     duet_comm_mods_stopping(c); /* a backend's proxy asks the detector about the dead */

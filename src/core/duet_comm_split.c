@@ -190,7 +190,7 @@ duet_status_t duet_ext_group_unique_id(duet_comm_t parent, int color, const int 
     return st;
 }
 
-duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
+static duet_status_t duet_comm_split_(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
 {
     duet_status_t st = duet_comm_check(parent, "duet_comm_split");
     if (st) return st;
@@ -202,9 +202,13 @@ duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_
     st = split(parent, color, key, newcomm);
     return st ? duet_error_wrap(st, "duet_comm_split") : DUET_OK;
 }
+duet_status_t duet_comm_split(duet_comm_t parent, int color, int key, duet_comm_t *newcomm)
+{
+    DUET_COMM_CALL(parent, "duet_comm_split", duet_comm_split_(parent, color, key, newcomm));
+}
 
-duet_status_t duet_comm_split_strided(duet_comm_t parent, int start, int stride, int size,
-                                      duet_comm_t *newcomm)
+static duet_status_t duet_comm_split_strided_(duet_comm_t parent, int start, int stride, int size,
+                                              duet_comm_t *newcomm)
 {
     duet_status_t st = duet_comm_check(parent, "duet_comm_split_strided");
     if (st) return st;
@@ -226,6 +230,10 @@ duet_status_t duet_comm_split_strided(duet_comm_t parent, int start, int stride,
         }
     st = split(parent, color, key, newcomm);
     return st ? duet_error_wrap(st, "duet_comm_split_strided") : DUET_OK;
+}
+duet_status_t duet_comm_split_strided(duet_comm_t parent, int start, int stride, int size, duet_comm_t *newcomm)
+{
+    DUET_COMM_CALL(parent, "duet_comm_split_strided", duet_comm_split_strided_(parent, start, stride, size, newcomm));
 }
 
 int duet_comm_translate_rank(duet_comm_t src, int rank, duet_comm_t dest)

@@ -2,8 +2,8 @@
 #include <string.h>
 #include "rma/duet_rma.h"
 
-static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand,
-                         uint64_t cond, int pe, uint64_t *fetched, const char *fn)
+static duet_status_t amo_(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand,
+                          uint64_t cond, int pe, uint64_t *fetched, const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
@@ -14,6 +14,13 @@ static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t wid
     st = ep->ops->amo(ep, op, off, width, operand, cond, fetched);
     if (op != DUET_AMO_FETCH) ep->ops->notify(ep);
     return st;
+}
+
+/* amo_ as a call in flight on c (duet_comm_enter). */
+static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand, uint64_t cond,
+                         int pe, uint64_t *fetched, const char *fn)
+{
+    DUET_COMM_CALL(c, fn, amo_(c, op, dest, width, operand, cond, pe, fetched, fn));
 }
 
 /* Moves a T's bits in and out of the uint64_t the transport works on. */

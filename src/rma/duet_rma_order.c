@@ -39,7 +39,7 @@ duet_status_t duet_rma_quiet_all(duet_comm_t c)
     return first;
 }
 
-duet_status_t duet_fence(duet_comm_t c)
+static duet_status_t duet_fence_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check(c, "duet_fence");
     if (st) return st;
@@ -55,11 +55,19 @@ duet_status_t duet_fence(duet_comm_t c)
     }
     return first;
 }
+duet_status_t duet_fence(duet_comm_t c)
+{
+    DUET_COMM_CALL(c, "duet_fence", duet_fence_(c));
+}
 
-duet_status_t duet_quiet(duet_comm_t c)
+static duet_status_t duet_quiet_(duet_comm_t c)
 {
     duet_status_t st = duet_comm_check(c, "duet_quiet");
     return st ? st : duet_rma_quiet_all(c);
+}
+duet_status_t duet_quiet(duet_comm_t c)
+{
+    DUET_COMM_CALL(c, "duet_quiet", duet_quiet_(c));
 }
 
 static duet_status_t sync_slot(duet_comm_t c)

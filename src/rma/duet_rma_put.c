@@ -4,8 +4,8 @@
 /* Blocking and nbi forms take the endpoint's put / put_nbi (shm: the same memcpy; net: nbi
  * left pending until quiet, a blocking put waits for local completion; the device heap's:
  * stream-ordered copies), a p its put_value (nbi 2: src is a host value). */
-static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
-                               const char *fn)
+static duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+                                const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
@@ -20,8 +20,14 @@ static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_
     return st;
 }
 
-static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
-                               const char *fn)
+/* put_bytes_ as a call in flight on c (duet_comm_enter). */
+static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi, const char *fn)
+{
+    DUET_COMM_CALL(c, fn, put_bytes_(c, dest, src, n, pe, nbi, fn));
+}
+
+static duet_status_t get_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+                                const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
@@ -31,6 +37,12 @@ static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_
         (st = duet_rma_local(dest, n, fn, "the destination")))
         return st;
     return nbi ? ep->ops->get_nbi(ep, dest, off, n) : ep->ops->get(ep, dest, off, n);
+}
+
+/* get_bytes_ as a call in flight on c (duet_comm_enter). */
+static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi, const char *fn)
+{
+    DUET_COMM_CALL(c, fn, get_bytes_(c, dest, src, n, pe, nbi, fn));
 }
 
 duet_status_t duet_put(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
@@ -65,8 +77,8 @@ static duet_status_t strided_span(const void *base, ptrdiff_t stride, size_t nel
     return DUET_OK;
 }
 
-static duet_status_t strided(duet_comm_t c, int is_put, void *dest, const void *src, ptrdiff_t dst_stride,
-                             ptrdiff_t src_stride, size_t nelems, size_t es, int pe, const char *fn)
+static duet_status_t strided_(duet_comm_t c, int is_put, void *dest, const void *src, ptrdiff_t dst_stride,
+                              ptrdiff_t src_stride, size_t nelems, size_t es, int pe, const char *fn)
 {
     duet_status_t st = duet_comm_check(c, fn);
     if (DUET_UNLIKELY(st) || nelems == 0 || es == 0) return st;
@@ -85,6 +97,13 @@ static duet_status_t strided(duet_comm_t c, int is_put, void *dest, const void *
     st = ep->ops->iput(ep, off, src, dst_stride, src_stride, nelems, es);
     ep->ops->notify(ep);
     return st;
+}
+
+/* strided_ as a call in flight on c (duet_comm_enter). */
+static duet_status_t strided(duet_comm_t c, int is_put, void *dest, const void *src, ptrdiff_t dst_stride,
+                             ptrdiff_t src_stride, size_t nelems, size_t es, int pe, const char *fn)
+{
+    DUET_COMM_CALL(c, fn, strided_(c, is_put, dest, src, dst_stride, src_stride, nelems, es, pe, fn));
 }
 
 duet_status_t duet_iput(duet_comm_t c, void *dest, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,

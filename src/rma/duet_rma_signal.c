@@ -19,8 +19,8 @@ static duet_status_t signal_update(duet_tport_ep_t *ep, size_t off, uint64_t sig
 /* Data and signal each go to the endpoint of the segment their address lies in. The data
  * lands before the signal either way: on one endpoint a fence orders them; on two (one in
  * the host heap, one in the device heap) the data's endpoint completes it (quiet) first. */
-static duet_status_t put_signal(duet_comm_t c, void *dest, const void *src, size_t n, uint64_t *sig,
-                                uint64_t signal, int sig_op, int pe, int nbi, const char *fn)
+static duet_status_t put_signal_(duet_comm_t c, void *dest, const void *src, size_t n, uint64_t *sig,
+                                 uint64_t signal, int sig_op, int pe, int nbi, const char *fn)
 {
     duet_tport_ep_t *ep = NULL, *sig_ep = NULL;
     size_t off = 0, sig_off = 0;
@@ -43,6 +43,13 @@ static duet_status_t put_signal(duet_comm_t c, void *dest, const void *src, size
     return st;
 }
 
+/* put_signal_ as a call in flight on c (duet_comm_enter). */
+static duet_status_t put_signal(duet_comm_t c, void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+                                int sig_op, int pe, int nbi, const char *fn)
+{
+    DUET_COMM_CALL(c, fn, put_signal_(c, dest, src, n, sig, signal, sig_op, pe, nbi, fn));
+}
+
 duet_status_t duet_put_signal(duet_comm_t c, void *dest, const void *src, size_t n, uint64_t *sig,
                               uint64_t signal, int sig_op, int pe)
 {
@@ -60,7 +67,7 @@ duet_status_t duet_signal_op(duet_comm_t c, uint64_t *sig, uint64_t signal, int 
     return put_signal(c, NULL, NULL, 0, sig, signal, sig_op, pe, 0, "duet_signal_op");
 }
 
-duet_status_t duet_signal_fetch(duet_comm_t c, const uint64_t *sig, uint64_t *value)
+static duet_status_t duet_signal_fetch_(duet_comm_t c, const uint64_t *sig, uint64_t *value)
 {
     static const char fn[] = "duet_signal_fetch";
     duet_tport_ep_t *ep = NULL;
@@ -72,6 +79,10 @@ duet_status_t duet_signal_fetch(duet_comm_t c, const uint64_t *sig, uint64_t *va
     if (duet_rma_on_device(c->heap, ep)) return ep->ops->get(ep, value, off, sizeof *value); /* a copy */
     *value = __atomic_load_n(sig, __ATOMIC_ACQUIRE);
     return DUET_OK;
+}
+duet_status_t duet_signal_fetch(duet_comm_t c, const uint64_t *sig, uint64_t *value)
+{
+    DUET_COMM_CALL(c, "duet_signal_fetch", duet_signal_fetch_(c, sig, value));
 }
 
 static int sig_compare(uint64_t a, int cmp, uint64_t b)
@@ -94,7 +105,8 @@ static duet_status_t sig_look(duet_tport_ep_t *ep, int on_device, const uint64_t
     return DUET_OK;
 }
 
-duet_status_t duet_signal_wait_until(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value, uint64_t *value_out)
+static duet_status_t duet_signal_wait_until_(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value,
+                                             uint64_t *value_out)
 {
     static const char fn[] = "duet_signal_wait_until";
     duet_tport_ep_t *ep = NULL;
@@ -118,4 +130,8 @@ duet_status_t duet_signal_wait_until(duet_comm_t c, uint64_t *sig, int cmp, uint
     }
     if (value_out) *value_out = v; /* the value that satisfied the wait */
     return DUET_OK;
+}
+duet_status_t duet_signal_wait_until(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value, uint64_t *value_out)
+{
+    DUET_COMM_CALL(c, "duet_signal_wait_until", duet_signal_wait_until_(c, sig, cmp, value, value_out));
 }

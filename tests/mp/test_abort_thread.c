@@ -5,8 +5,9 @@
  *
  * Each round makes a team (a split of the world holding every rank). On it the main thread
  * loops calls on host buffers — allreduces of 1 to 65,536 int64 (the latency lane, the
- * executor; checked element by element against the reference), broadcasts and barriers —
- * until one fails. A second thread, the watchdog, takes the team down meanwhile:
+ * executor; checked element by element against the reference), broadcasts, barriers, and
+ * one-sided calls through the team (a put into the right neighbour's slot of mine in a
+ * world-allocated symmetric array, a quiet, a get of it back, compared) — until one fails. A second thread, the watchdog, takes the team down meanwhile:
  *   - on the round's aborting rank (round % n), after 2-60 ms (random, so the abort meets
  *     every stage of a call), it revokes the team and destroys it at once;
  *   - on the others it polls duet_comm_status until the team is revoked (as a watchdog polls
@@ -30,6 +31,7 @@
 
 static int me, np;
 static uint64_t seed;
+static int64_t *slots; /* symmetric (the world's heap, which the teams share): np each */
 
 typedef struct {
     duet_comm_t team;
@@ -82,7 +84,7 @@ static long call_loop(duet_comm_t team, int round, uint64_t *rng, int64_t *in, i
     long ok = 0;
     for (uint64_t k = 0;; k++) {
         uint64_t r = mix(*rng += 0x9e3779b97f4a7c15ull);
-        int what = (int)(r % 8);
+        int what = (int)(r % 9);
         duet_status_t st;
         size_t n = 1;
         if (what < 6) { /* an allreduce: small sizes most often (the lane), some large */
@@ -111,8 +113,16 @@ static long call_loop(duet_comm_t team, int round, uint64_t *rng, int64_t *in, i
                          i, (long long)out[i]);
                     break;
                 }
-        } else {
+        } else if (what == 7) {
             st = duet_barrier(team);
+        } else { /* one-sided: my slot on my right neighbour, then read back */
+            int right = (me + 1) % np;
+            int64_t v = (int64_t)(k * 1000 + (uint64_t)me), back = -1;
+            st = duet_put(team, &slots[me], &v, sizeof v, right);
+            if (st == DUET_OK) st = duet_quiet(team);
+            if (st == DUET_OK) st = duet_get(team, &back, &slots[me], sizeof back, right);
+            if (st == DUET_OK && back != v)
+                FAIL("round %d: put %lld into rank %d, got back %lld", round, (long long)v, right, (long long)back);
         }
         if (st != DUET_OK) {
             *failed = st;
@@ -132,6 +142,8 @@ int main(int argc, char **argv)
     CHECK(sym, "duet_malloc: %s", duet_last_error());
     seed = dt_pick_seed(argc > 2 ? argv[2] : getenv("DUET_TEST_SEED"), (uint64_t)time(NULL));
     CHECK_OK(dt_share_seed(W, sym, &seed));
+    slots = duet_malloc(W, sizeof(int64_t) * (size_t)np);
+    CHECK(slots, "duet_malloc: %s", duet_last_error());
     int64_t *in = malloc(sizeof(int64_t) * MAXN), *out = malloc(sizeof(int64_t) * MAXN);
     CHECK(in && out, "out of host memory");
     long calls = 0;
@@ -163,6 +175,7 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("test_abort_thread: %d rounds on %d ranks, %ld calls before the aborts, slowest teardown %.3f s\n",
                rounds, np, calls, worst);
+    CHECK_OK(duet_free(W, slots));
     CHECK_OK(duet_free(W, sym));
     CHECK_OK(duet_finalize());
     return dt_finish();
