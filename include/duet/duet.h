@@ -146,8 +146,9 @@ duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_
  * returned within DUET_WAIT_TIMEOUT makes this fail with DUET_ERR_TIMEOUT, comm still usable.
  * (Counted: the collectives, send / recv, barrier, sync, the one-sided calls — put, get,
  * their strided, signal and atomic forms, fence, quiet — the heap calls, split, shrink, agree,
- * duet_comm_get_failed, duet_comm_status and duet_comm_revoke; not yet the stream-ordered
- * *_on_stream forms of duet_cuda.h, nor the work of duet_group_end.) */
+ * duet_comm_get_failed, duet_comm_status, duet_comm_revoke, and the work of duet_group_end on
+ * each communicator it names (calls queued on one freed meanwhile are dropped, with an error);
+ * not yet the stream-ordered *_on_stream forms of duet_cuda.h.) */
 duet_status_t duet_comm_destroy(duet_comm_t comm);
 
 /* Splits `parent` (collective over parent): ranks with the same color form one new

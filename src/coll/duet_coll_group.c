@@ -166,6 +166,36 @@ static duet_status_t run_executor(const duet_coll_executor_t *ex, const entry_t 
     return st;
 }
 
+/* Enters every communicator of Duet's own entries (duet_comm_enter: a thread destroying one
+ * waits for the group's work on it); the entries of one that is not live or is being
+ * destroyed are dropped (their executor cleared) and their status is returned, the message
+ * set. *entered counts what to leave after. */
+static duet_status_t enter_comms(entry_t *q, int n, int *entered)
+{
+    duet_status_t first = DUET_OK;
+    *entered = 0;
+    for (int i = 0; i < n; i++) {
+        if (q[i].layer || !q[i].ex) continue;
+        duet_comm_t c = q[i].u.call.comm;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !q[j].layer && q[j].u.call.comm == c && q[j].ex;
+        if (seen) continue;
+        int in = duet_comm_enter(c, "duet_group_end");
+        if (in > 0) {
+            (*entered)++;
+            continue;
+        }
+        duet_status_t st = in < 0 ? (duet_status_t)in
+                                  : duet_error_set(DUET_ERR_INVALID_ARG, "duet_group_end: %p is not a live "
+                                                   "communicator any more (destroyed after its calls were queued)",
+                                                   (void *)c);
+        if (!first) first = st;
+        for (int j = i; j < n; j++) /* its entries do not run */
+            if (!q[j].layer && q[j].u.call.comm == c) q[j].ex = NULL;
+    }
+    return first;
+}
+
 /* The outermost end's queue, taken off the thread: what runs may open groups of its own. */
 static void take_queue(entry_t **q, int *n, duet_status_t *queuing)
 {
@@ -192,10 +222,14 @@ duet_status_t duet_group_end(void)
     char why[512] = "";
     duet_status_t first = run_layers(q, n);
     if (first) snprintf(why, sizeof why, "%s", duet_last_error());
+    int entered = 0;
+    duet_status_t gone = enter_comms(q, n, &entered);
+    if (gone && !first) first = gone, snprintf(why, sizeof why, "%s", duet_last_error());
     duet_status_t st = duet_coll_gpu_executor ? run_executor(duet_coll_gpu_executor, q, n) : DUET_OK;
     if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
     st = queuing ? queuing : run_executor(&duet_coll_host_executor, q, n);
     if (st && !first) first = st, snprintf(why, sizeof why, "%s", duet_last_error());
+    while (entered-- > 0) duet_inflight_leave();
     free_payloads(q, n);
     free(q);
     return first ? duet_error_set(first, "%s", why) : duet_error_ok(DUET_OK);

@@ -5,7 +5,8 @@
  *
  * Each round makes a team (a split of the world holding every rank). On it the main thread
  * loops calls on host buffers — allreduces of 1 to 65,536 int64 (the latency lane, the
- * executor; checked element by element against the reference), broadcasts, barriers, and
+ * executor; checked element by element against the reference), broadcasts, barriers, groups
+ * of two allreduces (their work runs in duet_group_end), and
  * one-sided calls through the team (a put into the right neighbour's slot of mine in a
  * world-allocated symmetric array, a quiet, a get of it back, compared) — until one fails. A second thread, the watchdog, takes the team down meanwhile:
  *   - on the round's aborting rank (round % n), after 2-60 ms (random, so the abort meets
@@ -84,7 +85,7 @@ static long call_loop(duet_comm_t team, int round, uint64_t *rng, int64_t *in, i
     long ok = 0;
     for (uint64_t k = 0;; k++) {
         uint64_t r = mix(*rng += 0x9e3779b97f4a7c15ull);
-        int what = (int)(r % 9);
+        int what = (int)(r % 10);
         duet_status_t st;
         size_t n = 1;
         if (what < 6) { /* an allreduce: small sizes most often (the lane), some large */
@@ -115,6 +116,17 @@ static long call_loop(duet_comm_t team, int round, uint64_t *rng, int64_t *in, i
                 }
         } else if (what == 7) {
             st = duet_barrier(team);
+        } else if (what == 8) { /* a group of two allreduces: its work runs in duet_group_end */
+            int64_t a = me + 1, b = 2 * (me + 1), sa = 0, sb = 0;
+            CHECK_OK(duet_group_start());
+            duet_status_t q1 = duet_allreduce(&a, &sa, 1, DUET_INT64, DUET_SUM, team, NULL);
+            duet_status_t q2 = duet_allreduce(&b, &sb, 1, DUET_INT64, DUET_SUM, team, NULL);
+            st = duet_group_end();
+            if (!st) st = q1 ? q1 : q2;
+            int64_t want = (int64_t)np * (np + 1) / 2;
+            if (st == DUET_OK && (sa != want || sb != 2 * want))
+                FAIL("round %d: grouped allreduces gave %lld and %lld, want %lld and %lld", round, (long long)sa,
+                     (long long)sb, (long long)want, (long long)(2 * want));
         } else { /* one-sided: my slot on my right neighbour, then read back */
             int right = (me + 1) % np;
             int64_t v = (int64_t)(k * 1000 + (uint64_t)me), back = -1;
