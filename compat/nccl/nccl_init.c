@@ -107,7 +107,10 @@ ncclResult_t nccl_comm_free(struct ncclComm *comm, const char *fn)
     duet_status_t st = duet_comm_destroy(comm->dc);
     struct ncclComm *parent = comm->parent;
     comm->magic = 0;
-    if (drain_calls(comm, fn) == ncclSuccess) free(comm); /* else left allocated, not freed under a reader */
+    if (drain_calls(comm, fn) == ncclSuccess) free(comm);
+    else /* left allocated rather than freed under a reader */
+        duet_ext_log(DUET_EXT_LOG_WARN, "INIT", "%s: a call from another thread still reads the communicator; "
+                     "its %zu bytes are not freed", fn, sizeof *comm);
     ncclResult_t r = st ? nccl_fail(nccl_from_duet(st), "%s: %s", fn, duet_last_error()) : ncclSuccess;
     if (parent && --parent->children == 0 && parent->destroy_pending) {
         parent->destroy_pending = 0;
