@@ -14,7 +14,9 @@
  * DUET_CUDA=ipc), the parts are cudaMalloc'd and opened with cudaIpc: stride is then 0 and
  * peer_heap[] says where each part is. Several ranks may share one GPU (processes under CUDA
  * MPS). A rank uses GPU (local rank) mod (GPUs visible), or DUET_CUDA_DEVICE; the GPU heap has
- * DUET_CUDA_HEAP_SIZE bytes per rank (default 1G). A communicator has a GPU heap only when
+ * DUET_CUDA_HEAP_SIZE bytes per rank (default 1G), of which only the first 4 MiB are backed by
+ * memory until blocks need more (VMM; duet_malloc_device then backs more on every rank, in
+ * the same collective call; the cudaIpc fallback allocates it whole). A communicator has a GPU heap only when
  * every rank has a GPU (and DUET_CUDA is not off); otherwise everything runs on the CPU.
  *
  * Builds without the CUDA backend have the same calls: they report that there is no GPU.
@@ -37,7 +39,8 @@ extern "C" {
 /* Everything a kernel needs of a communicator. Trivially copyable; valid while the
  * communicator lives. All pointers are device-accessible. Each part begins with 64 KiB of
  * synchronization words (one 1 KiB slot per communicator, `sync`); duet_malloc_device hands
- * out addresses after it. [heap, heap + heap_bytes) is my whole part. */
+ * out addresses after it. [heap, heap + heap_bytes) is my whole part as reserved: only the
+ * blocks handed out (and the sync area) are sure to be backed by memory. */
 typedef struct duet_device_comm {
     char *heap;            /* my part of the GPU heap (the world's pe numbering, see heap_pe) */
     size_t stride;         /* distance between consecutive world pes' parts                   */

@@ -265,7 +265,7 @@ static void *malloc_device_(duet_comm_t c, size_t size)
         return NULL;
     }
     void *p = NULL;
-    duet_status_t st = c->heap->dev_ops->alloc(c->heap, size, &p, fn);
+    duet_status_t st = c->heap->dev_ops->alloc(c->heap, &c->boot, c->heap_pe, size, &p, fn);
     if ((st = agree_outcome(c, st, fn)) != DUET_OK) {
         if (p) c->heap->dev_ops->free(c->heap, p, fn);
         return NULL;

@@ -18,7 +18,7 @@ int duet_cuda_heap_owns(const duet_cuda_heap_t *g, const void *p)
 {
     if (!g) return 0;
     uintptr_t base = (uintptr_t)my_part(g), a = (uintptr_t)p;
-    return a >= base + DUET_CUDA_SYNC_BYTES && a < base + g->part_bytes;
+    return a >= base + DUET_CUDA_SYNC_BYTES && a < base + duet_cuda_heap_mapped(g);
 }
 
 size_t duet_cuda_heap_offset(const duet_cuda_heap_t *g, const void *p)
@@ -32,14 +32,26 @@ void *duet_cuda_heap_peer(const duet_cuda_heap_t *g, const void *p, int heap_pe)
     return part ? part + duet_cuda_heap_offset(g, p) : NULL;
 }
 
-duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, size_t size, void **out, const char *fn)
+duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, duet_boot_t *b, const int *heap_pe, size_t size,
+                                   void **out, const char *fn)
 {
-    size_t off;
+    size_t off = 0;
     pthread_mutex_lock(g->lock);
     int rc = duet_alloc_take(g->alloc, size, 256, &off);
     duet_alloc_stats_t s;
     if (rc) duet_alloc_stats(g->alloc, &s);
     pthread_mutex_unlock(g->lock);
+    /* every member grows with the others, whether or not its own block fits */
+    duet_status_t st = duet_cuda_heap_grow(g, b, heap_pe, rc ? 0 : off + size, fn);
+    if (st && !rc) {
+        pthread_mutex_lock(g->lock);
+        duet_alloc_give(g->alloc, off);
+        pthread_mutex_unlock(g->lock);
+    }
+    if (st) {
+        *out = NULL;
+        return st;
+    }
     if (rc) {
         *out = NULL;
         return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "%s: the GPU heap cannot fit %zu bytes: %zu of %zu bytes "

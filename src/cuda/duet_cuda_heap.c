@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include <unistd.h>
 #include "cuda/duet_cuda_driver.h"
@@ -33,7 +34,9 @@ typedef struct {
     int32_t gpu;     /* 1: has a GPU to use (and DUET_CUDA is not off) */
     int32_t vmm;     /* 1: its part is a cuMemCreate allocation with an fd handle */
     int32_t device;
-    uint64_t part_bytes;
+    uint64_t part_bytes; /* reserved (VMM) or allocated (the fallback) */
+    uint64_t first_bytes; /* VMM: backed at first (DUET_CUDA_HEAP_FIRST, in granules) */
+    uint64_t gran;
     char why[96];    /* gpu == 0: why not */
 } gpu_info_t;
 
@@ -113,11 +116,15 @@ static void probe(gpu_info_t *mine, local_t *loc, int local_rank, int device)
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     size_t g = 0;
     CUresult r = cu->MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-    if (r == CUDA_SUCCESS && g > gran) mine->part_bytes = round_up(want_bytes, g);
-    if (r == CUDA_SUCCESS) r = cu->MemCreate(&loc->handle, mine->part_bytes, &prop, 0);
+    if (r == CUDA_SUCCESS && g > gran) gran = g;
+    mine->gran = gran;
+    mine->part_bytes = round_up(want_bytes, gran);
+    mine->first_bytes = round_up(DUET_CUDA_HEAP_FIRST, gran);
+    if (mine->first_bytes > mine->part_bytes) mine->first_bytes = mine->part_bytes;
+    if (r == CUDA_SUCCESS) r = cu->MemCreate(&loc->handle, mine->first_bytes, &prop, 0);
     if (r != CUDA_SUCCESS) {
         DUET_LOG(INFO, CUDA, "device %d: cuMemCreate(%zu bytes): %s; the GPU heap uses cudaIpc", dev,
-                 mine->part_bytes, duet_cu_error_str(r));
+                 (size_t)mine->first_bytes, duet_cu_error_str(r));
         return;
     }
     loc->have_handle = 1;
@@ -141,28 +148,24 @@ static void local_release(local_t *loc)
     loc->have_handle = 0;
 }
 
-/* Maps one part (mine or an imported one) at its place in the range. */
+/* Maps the first segment of one part (mine or an imported one) at its place in the range. */
 static duet_status_t map_part(duet_cuda_heap_t *g, CUmemGenericAllocationHandle hd, int pe)
 {
-    const duet_cu_t *cu = duet_cu();
-    CUdeviceptr at = (CUdeviceptr)(g->va + (uintptr_t)pe * g->stride);
-    CUresult r = cu->MemMap(at, g->part_bytes, 0, hd, 0);
-    if (r != CUDA_SUCCESS)
-        return duet_cuda_fail_cu_(r, "GPU heap: rank %d cannot map rank %d's part (cuMemMap)", g->my_pe, pe);
-    g->peer[pe] = (char *)(uintptr_t)at;
-    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, g->device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    r = cu->MemSetAccess(at, g->part_bytes, &acc, 1);
-    if (r != CUDA_SUCCESS)
-        return duet_cuda_fail_cu_(r, "GPU heap: rank %d (device %d) cannot access rank %d's part "
-                                  "(cuMemSetAccess)", g->my_pe, g->device, pe);
+    duet_status_t st = duet_cuda_heap_map(g, hd, pe, 0, g->seg_end[0]);
+    if (st) return st;
+    g->peer[pe] = (char *)(g->va + (uintptr_t)pe * g->stride);
+    g->pe_segs[pe] = 1;
     return DUET_OK;
 }
 
 static duet_status_t setup_vmm(duet_cuda_heap_t *g, duet_boot_t *b, local_t *loc, const char *tag,
-                               const uint8_t *local, const int32_t *pids)
+                               const uint8_t *local, const int32_t *pids, size_t first, size_t gran)
 {
     const duet_cu_t *cu = duet_cu();
     g->vmm = 1;
+    g->gran = gran;
+    g->nseg = 1;
+    g->seg_end[0] = g->mapped = first;
     g->stride = g->part_bytes;
     g->va_bytes = g->stride * (size_t)g->npes;
     CUdeviceptr va = 0;
@@ -207,6 +210,7 @@ static duet_status_t setup_ipc(duet_cuda_heap_t *g, duet_boot_t *b, const uint8_
 {
     g->vmm = 0;
     g->stride = 0;
+    g->mapped = g->part_bytes;
     ipc_info_t mine = {0}, *all = malloc(sizeof *all * (size_t)g->npes);
     if (!all) return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     cudaError_t err = cudaMalloc((void **)&g->own, g->part_bytes);
@@ -246,9 +250,13 @@ void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
     for (int pe = 0; g->peer && pe < g->npes; pe++) {
         if (!g->peer[pe]) continue;
         if (g->vmm) {
-            CUresult r = cu->MemUnmap((CUdeviceptr)(uintptr_t)g->peer[pe], g->part_bytes);
-            if (r != CUDA_SUCCESS)
-                DUET_LOG(WARN, CUDA, "GPU heap: cuMemUnmap of rank %d's part: %s", pe, duet_cu_error_str(r));
+            for (int k = 0; g->pe_segs && k < g->pe_segs[pe]; k++) {
+                size_t lo = k ? g->seg_end[k - 1] : 0;
+                CUresult r = cu->MemUnmap((CUdeviceptr)(uintptr_t)(g->peer[pe] + lo), g->seg_end[k] - lo);
+                if (r != CUDA_SUCCESS)
+                    DUET_LOG(WARN, CUDA, "GPU heap: cuMemUnmap of segment %d of rank %d's part: %s", k, pe,
+                             duet_cu_error_str(r));
+            }
         } else if (pe != g->my_pe) {
             cudaIpcCloseMemHandle(g->peer[pe]);
         }
@@ -261,6 +269,9 @@ void duet_cuda_heap_destroy(duet_cuda_heap_t *g)
     duet_alloc_destroy(g->alloc);
     free(g->peer);
     free(g->remote);
+    free(g->pe_segs);
+    free(g->local);
+    free(g->pids);
     free(g);
 }
 
@@ -299,9 +310,9 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
         return DUET_OK;
     }
     for (int r = 0; !st && r < n; r++)
-        if (all[r].part_bytes != mine.part_bytes)
+        if (all[r].part_bytes != mine.part_bytes || (vmms == n && all[r].first_bytes != mine.first_bytes))
             st = DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU heap: rank %d's part is %llu bytes, rank %d's %zu "
-                           "(DUET_CUDA_HEAP_SIZE must match on every rank)", r,
+                           "(DUET_CUDA_HEAP_SIZE must match on every rank, and the devices' granularity)", r,
                            (unsigned long long)all[r].part_bytes, me, (size_t)mine.part_bytes);
     duet_cuda_heap_t *g = NULL;
     if (!st && !(g = calloc(1, sizeof *g))) st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
@@ -311,17 +322,23 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
         g->npes = n;
         g->part_bytes = mine.part_bytes;
         g->lock = &h->lock;
+        snprintf(g->tag, sizeof g->tag, "%s", tag);
         g->peer = calloc((size_t)n, sizeof *g->peer);
         g->remote = calloc((size_t)n, sizeof *g->remote); /* set by duet_cuda_proxy_start */
+        g->pe_segs = calloc((size_t)n, 1);
+        g->local = malloc((size_t)n);
+        g->pids = malloc(sizeof *g->pids * (size_t)n);
+        if (g->local) memcpy(g->local, local, (size_t)n);
+        if (g->pids) memcpy(g->pids, pids, sizeof *g->pids * (size_t)n);
         g->alloc = duet_alloc_create(g->part_bytes);
         size_t off;
-        if (!g->peer || !g->remote || !g->alloc || duet_alloc_take(g->alloc, DUET_CUDA_SYNC_BYTES, 1, &off) || off != 0)
+        if (!g->peer || !g->remote || !g->pe_segs || !g->local || !g->pids || !g->alloc || duet_alloc_take(g->alloc, DUET_CUDA_SYNC_BYTES, 1, &off) || off != 0)
             st = DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "out of host memory");
     }
     /* the collective steps run on every rank whatever happened locally, so nobody is left
      * waiting in an exchange; their status allgathers carry the failure */
     if (vmms == n) {
-        if (g) st = setup_vmm(g, b, &loc, tag, local, pids) ?: st;
+        if (g) st = setup_vmm(g, b, &loc, tag, local, pids, mine.first_bytes, mine.gran) ?: st;
     } else {
         if (vmms) DUET_LOG(INFO, CUDA, "GPU heap: %d of %d ranks lack VMM; every rank uses cudaIpc", n - vmms, n);
         local_release(&loc);
@@ -352,8 +369,9 @@ static duet_status_t build(duet_heap_t *h, duet_boot_t *b, const char *tag, cons
     }
     h->dev = g;
     h->dev_ops = &duet_cuda_heap_ops;
-    DUET_LOG(INFO, CUDA, "GPU heap: device %d, %zu bytes per rank, %s", g->device, g->part_bytes,
-             g->vmm ? "VMM (one range, fixed stride)" : "cudaIpc fallback");
+    DUET_LOG(INFO, CUDA, "GPU heap: device %d, %zu bytes per rank, %zu of them backed%s", g->device,
+             g->part_bytes, g->mapped, g->vmm ? " (VMM: one range, fixed stride; grows on demand)"
+                                              : " (the cudaIpc fallback)");
     return DUET_OK;
 }
 
@@ -408,9 +426,10 @@ static int ops_owns(const duet_heap_t *h, const void *p, size_t n)
 {
     return duet_cuda_rma_owns(duet_cuda_heap_of(h), p, n ? n : 1);
 }
-static duet_status_t ops_alloc(duet_heap_t *h, size_t size, void **out, const char *fn)
+static duet_status_t ops_alloc(duet_heap_t *h, duet_boot_t *b, const int *heap_pe, size_t size, void **out,
+                               const char *fn)
 {
-    return duet_cuda_heap_alloc(duet_cuda_heap_of(h), size, out, fn);
+    return duet_cuda_heap_alloc(duet_cuda_heap_of(h), b, heap_pe, size, out, fn);
 }
 static duet_status_t ops_free(duet_heap_t *h, void *p, const char *fn)
 {

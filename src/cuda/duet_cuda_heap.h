@@ -10,8 +10,9 @@
  *   part of pe p:  0          64 KiB                                  part_bytes
  *                  | sync area | user heap (duet_malloc_device) ...    |
  *
- * VMM (the normal case): every part is one cuMemCreate allocation; all local parts are mapped
- * into one reserved range, part p at va + p * stride. Fallback (no VMM / POSIX-fd handles):
+ * VMM (the normal case): every part's range is reserved whole, part p at va + p * stride, and
+ * backed on demand by cuMemCreate segments (the first DUET_CUDA_HEAP_FIRST bytes at once,
+ * more as blocks need it: duet_cuda_heap_grow.c), each mapped by every rank of the host. Fallback (no VMM / POSIX-fd handles):
  * cudaMalloc + cudaIpc handles; parts lie anywhere (stride 0), peer[] says where.
  *
  * Without the CUDA backend in the build only duet_cuda_describe below exists
@@ -47,10 +48,14 @@ duet_status_t duet_cuda_heap_create(duet_heap_t *h, duet_boot_t *b, const char *
 int duet_cuda_current_device(void);
 /* Unmaps and frees everything (after the communicator's closing barrier). NULL is a no-op. */
 void duet_cuda_heap_destroy(duet_cuda_heap_t *g);
-/* 1 when p lies in my part's user heap. */
+/* 1 when p lies in my part's user heap (its backed bytes). */
 int duet_cuda_heap_owns(const duet_cuda_heap_t *g, const void *p);
-/* Takes `size` bytes (> 0) from the user heap; DUET_ERR_NO_MEMORY with a message when full. */
-duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, size_t size, void **out, const char *fn);
+/* Collective over b (the allocating communicator's bootstrap; heap_pe: its ranks' pes, NULL
+ * for the identity): takes `size` bytes (> 0) from the user heap, backing more of every
+ * member's part first when the block ends past what is mapped; DUET_ERR_NO_MEMORY with a
+ * message when full. */
+duet_status_t duet_cuda_heap_alloc(duet_cuda_heap_t *g, duet_boot_t *b, const int *heap_pe, size_t size,
+                                   void **out, const char *fn);
 duet_status_t duet_cuda_heap_free(duet_cuda_heap_t *g, void *p, const char *fn);
 /* Offset of an owned pointer in the part. */
 size_t duet_cuda_heap_offset(const duet_cuda_heap_t *g, const void *p);

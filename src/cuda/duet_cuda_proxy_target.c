@@ -15,10 +15,11 @@ static duet_status_t issue(duet_cuda_proxy_t *px, int origin, const duet_proxy_m
     duet_cuda_heap_t *g = px->g;
     char *part = g->peer[g->my_pe];
     size_t need = msg->kind == MSG_PUT ? msg->len : msg->kind == MSG_GET ? msg->value : 8;
-    if (msg->off > g->part_bytes || need > g->part_bytes - msg->off || (msg->kind == MSG_GET && need > px->ib->chunk))
+    size_t mapped = duet_cuda_heap_mapped(g);
+    if (msg->off > mapped || need > mapped - msg->off || (msg->kind == MSG_GET && need > px->ib->chunk))
         return DUET_FAIL(DUET_ERR_INVALID_ARG, CUDA, "GPU proxy of rank %d: rank %d's device call reaches [%llu, +%zu), "
-                         "outside the %zu-byte GPU heap part", g->my_pe, origin, (unsigned long long)msg->off, need,
-                         g->part_bytes);
+                         "outside the %zu backed bytes of its GPU heap part", g->my_pe, origin,
+                         (unsigned long long)msg->off, need, mapped);
     char *at = part + msg->off;
     cudaError_t err = cudaSuccess;
     switch (msg->kind) {

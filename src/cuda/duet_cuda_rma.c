@@ -104,7 +104,7 @@ static duet_status_t dev_state(const duet_cuda_heap_t *g, rma_dev_t **out, const
 int duet_cuda_rma_owns(const duet_cuda_heap_t *g, const void *p, size_t bytes)
 {
     if (!g) return 0;
-    uintptr_t base = (uintptr_t)g->peer[g->my_pe], a = (uintptr_t)p, end = base + g->part_bytes;
+    uintptr_t base = (uintptr_t)g->peer[g->my_pe], a = (uintptr_t)p, end = base + duet_cuda_heap_mapped(g);
     return a >= base + DUET_CUDA_SYNC_BYTES && a < end && bytes <= end - a;
 }
 

@@ -5,13 +5,31 @@
 #define DUET_CUDA_STATE_H
 
 #include "cuda/duet_cuda_heap.h"
+#include "cuda/duet_cuda_driver.h"
 #include "duet/duet_cuda.h"
+
+/* The VMM heap starts with this much of each part backed (sync area included) and grows by
+ * segments, each at least doubling what is mapped: at most DUET_CUDA_HEAP_SEGS of them. */
+#define DUET_CUDA_HEAP_FIRST ((size_t)4 << 20)
+#define DUET_CUDA_HEAP_SEGS  48
 
 struct duet_cuda_heap {
     int device;              /* the CUDA ordinal this rank uses */
     int my_pe, npes;         /* world pes (the root communicator's ranks) */
     int vmm;                 /* 1: parts at a fixed stride in one range; 0: cudaIpc fallback */
-    size_t part_bytes;       /* bytes of each pe's part, sync area included */
+    size_t part_bytes;       /* bytes of each pe's part, sync area included (VMM: reserved) */
+    size_t mapped;           /* bytes of each live pe's part backed by memory, from its start
+                              * (duet_cuda_heap_mapped; VMM: grows, duet_cuda_heap_grow.c;
+                              * the fallback: part_bytes) */
+    size_t gran;             /* VMM: the allocation granularity (segments are multiples) */
+    int nseg;                /* VMM: segments mapped so far: segment k is [seg_end[k-1], seg_end[k]) */
+    size_t seg_end[DUET_CUDA_HEAP_SEGS];
+    uint8_t *pe_segs;        /* VMM, by pe: how many of the segments are mapped here (a pe that
+                              * died before a growth keeps fewer; another host's none) */
+    uint8_t *local;          /* by pe: its memory maps here (the fd exchange's peers) */
+    int32_t *pids;           /* by pe: its process id (the fd exchange checks it) */
+    unsigned grows;          /* growth exchanges so far (each names its own sockets) */
+    char tag[80];            /* the root communicator's tag (socket names; no secret) */
     size_t stride;           /* VMM: distance between parts; 0 in the fallback */
     uintptr_t va;            /* VMM: the reserved range, stride * npes bytes */
     size_t va_bytes;
@@ -24,6 +42,24 @@ struct duet_cuda_heap {
     uint8_t *remote_dev;     /* the same in device memory, or NULL when no pe is remote */
     struct duet_cuda_proxy *proxy; /* the proxy thread's state (duet_cuda_proxy.c), or NULL */
 };
+
+/* Bytes of my part backed by memory (read without the lock: it only grows, and is stored
+ * after the new segment is mapped everywhere). */
+static inline size_t duet_cuda_heap_mapped(const duet_cuda_heap_t *g)
+{
+    return __atomic_load_n(&g->mapped, __ATOMIC_ACQUIRE);
+}
+
+/* Maps `len` bytes of allocation hd at offset off of pe's part (VMM), readable and writable
+ * by my device. */
+duet_status_t duet_cuda_heap_map(duet_cuda_heap_t *g, CUmemGenericAllocationHandle hd, int pe, size_t off,
+                                 size_t len);
+/* Collective over b (an allocating communicator: every live pe of the heap; heap_pe[r] is
+ * rank r's pe, NULL for the identity): backs every member's part up to the largest `need`
+ * any member asks for (0: nothing), by a new segment at least as large as what is mapped.
+ * Every member returns the same status. */
+duet_status_t duet_cuda_heap_grow(duet_cuda_heap_t *g, duet_boot_t *b, const int *heap_pe, size_t need,
+                                  const char *fn);
 
 typedef struct duet_cuda_proxy duet_cuda_proxy_t;
 /* Fills the proxy fields of a kernel handle (remote, proxy_ring, proxy_head); leaves them NULL

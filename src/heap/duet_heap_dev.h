@@ -27,9 +27,13 @@ typedef struct duet_heap_dev_ops {
     void (*destroy)(duet_heap_t *h);
     /* 1 when [p, p + n) lies in my part's user heap. */
     int (*owns)(const duet_heap_t *h, const void *p, size_t n);
-    /* Takes `size` bytes (> 0) of my part's user heap (DUET_ERR_NO_MEMORY with a message when
-     * full), and gives a block back (an error when p is not a live block). */
-    duet_status_t (*alloc)(duet_heap_t *h, size_t size, void **out, const char *fn);
+    /* Collective over `b`, the allocating communicator's bootstrap (every live pe of the heap;
+     * heap_pe[r]: rank r's pe, NULL for the identity): takes `size` bytes (> 0) of my part's
+     * user heap, backing more memory on every member first if the block needs it
+     * (DUET_ERR_NO_MEMORY with a message when full). `free` gives a block back, locally (an
+     * error when p is not a live block). */
+    duet_status_t (*alloc)(duet_heap_t *h, duet_boot_t *b, const int *heap_pe, size_t size, void **out,
+                           const char *fn);
     duet_status_t (*free)(duet_heap_t *h, void *p, const char *fn);
     /* The offset of an owned pointer in my part. */
     size_t (*offset)(const duet_heap_t *h, const void *p);
