@@ -476,8 +476,13 @@ duet_status_t duet_barrier_all(void);
  * recvbuf + rank * count elements; for reduce-scatter, recvbuf at sendbuf + rank * count).
  *
  * `stream`: NULL for host buffers — the call returns when this rank's part is complete (its
- * recvbuf holds the result; its sendbuf may be reused). GPU buffers (a later backend) take a
- * cudaStream_t and are ordered on it.
+ * recvbuf holds the result; its sendbuf may be reused). GPU buffers take a cudaStream_t and
+ * are ordered on it. Such calls may be captured into a CUDA graph (cudaStreamBeginCapture)
+ * once the communicator has made one GPU collective outside a capture; the first one, which
+ * sets up the communicator's GPU state with every rank, is refused with DUET_ERR_UNSUPPORTED
+ * while captured. Every rank must then launch the same graphs in the same order, as it would
+ * make the same calls; ordering a graph's launch against the communicator's calls on other
+ * streams is the caller's.
  *
  * Reductions: fp16 and bf16 inputs are converted to fp32, reduced in fp32, and rounded to
  * the output type once, at the end (round to nearest even). Integer sums wrap modulo 2^n.

@@ -113,7 +113,11 @@ duet_status_t duet_device_comm_get(duet_comm_t comm, duet_device_comm_t *out);
  * a stream-ordered wait or barrier that fails on the GPU (abort, DUET_ERR_REVOKED...) records
  * its status, which the next duet_quiet(comm) returns. DUET_ERR_UNSUPPORTED without a GPU
  * heap (or in a build without CUDA), DUET_ERR_CUDA when CUDA refuses the launch. Any rank,
- * any thread (with comm's device current: duet_cuda_device).
+ * any thread (with comm's device current: duet_cuda_device). Put, get, signal, signal wait
+ * and barrier may be captured into a CUDA graph and replayed (their arguments are fixed at
+ * capture: a wait for a value must find that value again in every replay, e.g. a signal SET
+ * and cleared in the graph); duet_quiet_on_stream is refused while captured
+ * (DUET_ERR_UNSUPPORTED: it waits for host operations pending at the call, not at a replay).
  * ------------------------------------------------------------------------------------ */
 
 /* bytes from src (device or pinned host memory, as of this point in the stream) to the

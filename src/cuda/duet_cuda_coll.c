@@ -83,6 +83,8 @@ void duet_cuda_coll_release(void *state)
     if (!s) return;
     if (s->have_last) (void)cudaEventSynchronize(s->last); /* nothing may still use the scratch */
     if (s->last) cudaEventDestroy(s->last);
+    if (s->cap_last) cudaEventDestroy(s->cap_last);
+    if (s->aux) cudaStreamDestroy(s->aux);
     if (s->fail_host) cudaFreeHost((void *)s->fail_host);
     duet_cuda_exec_release(s);
     (void)cudaGetLastError();
@@ -159,6 +161,8 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
     cudaError_t err;
     if ((err = cudaMemset(s->scratch, 0, flags)) != cudaSuccess || (err = cudaStreamSynchronize(0)) != cudaSuccess ||
         (err = cudaEventCreateWithFlags(&s->last, cudaEventDisableTiming)) != cudaSuccess ||
+        (err = cudaEventCreateWithFlags(&s->cap_last, cudaEventDisableTiming)) != cudaSuccess ||
+        (err = cudaStreamCreateWithFlags(&s->aux, cudaStreamNonBlocking)) != cudaSuccess ||
         (err = cudaHostAlloc(&host, sizeof(duet_cuda_fail_t), cudaHostAllocMapped | cudaHostAllocPortable)) !=
             cudaSuccess ||
         (s->fail_host = host, (err = cudaHostGetDevicePointer(&dev, host, 0)) != cudaSuccess)) {
@@ -223,6 +227,37 @@ duet_status_t duet_cuda_coll_failure(duet_comm_t c, const char *fn)
                      "its GPU collectives cannot run any more", fn, duet_status_str((duet_status_t)failed));
 }
 
+/* Whether cs is being captured (*id: the capture), or an error: a stream that takes no work
+ * now (the legacy stream while another thread's stream is captured), or a capture that is
+ * already invalid. */
+static duet_status_t capture_of(cudaStream_t cs, int *capturing, unsigned long long *id, const char *fn)
+{
+    enum cudaStreamCaptureStatus cst = cudaStreamCaptureStatusNone;
+    cudaError_t err = cudaStreamGetCaptureInfo(cs, &cst, id, NULL, NULL, NULL, NULL);
+    *capturing = 0;
+    if (err != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: stream %p cannot take work now (a CUDA graph capture in progress: %s)", fn,
+                                 (void *)cs, cs ? "another thread's" : "the legacy stream takes nothing during one");
+    if (cst == cudaStreamCaptureStatusInvalidated)
+        return DUET_FAIL(DUET_ERR_CUDA, COLL, "%s: stream %p's CUDA graph capture was invalidated by an earlier call",
+                         fn, (void *)cs);
+    *capturing = cst == cudaStreamCaptureStatusActive;
+    return DUET_OK;
+}
+
+duet_status_t duet_cuda_coll_capture_guard(duet_comm_t c, cudaStream_t cs, const char *fn)
+{
+    const coll_state_t *s = c->cuda ? c->cuda->coll : NULL;
+    if (s && s->prepared == 3) return DUET_OK;
+    int capturing = 0;
+    unsigned long long id = 0;
+    duet_status_t st = capture_of(cs, &capturing, &id, fn);
+    if (st || !capturing) return st;
+    return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: the first GPU collective on a communicator sets up its GPU state "
+                     "with every rank (memory, a barrier, a measurement) and cannot be captured into a CUDA graph: "
+                     "make one GPU collective on it before cudaStreamBeginCapture", fn);
+}
+
 duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t cs, const char *fn)
 {
     duet_status_t st = duet_cuda_coll_failure(c, fn);
@@ -230,6 +265,22 @@ duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t 
     cudaError_t err;
     if ((err = cudaSetDevice(duet_cuda_heap_of(c->heap)->device)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: cudaSetDevice(%d)", fn, duet_cuda_heap_of(c->heap)->device);
+    unsigned long long id = 0;
+    if ((st = capture_of(cs, &s->capturing, &id, fn))) return st;
+    if (s->capturing) {
+        s->graphs = 1;
+        if (id != s->cap_id) { /* the capture's first call: behind the last call queued before it */
+            s->cap_id = id;
+            s->cap_stream = NULL;
+            if (s->have_last && s->last_stream != cs &&
+                (err = cudaStreamWaitEvent(cs, s->last, cudaEventWaitExternal)) != cudaSuccess)
+                return DUET_CUDA_FAIL_RT(err, "%s: ordering captured stream %p behind the last call's", fn, (void *)cs);
+        } else if (s->cap_stream && s->cap_stream != cs && (err = cudaStreamWaitEvent(cs, s->cap_last, 0)) != cudaSuccess) {
+            return DUET_CUDA_FAIL_RT(err, "%s: ordering captured stream %p behind the capture's last call", fn,
+                                     (void *)cs);
+        }
+        return DUET_OK;
+    }
     if (s->have_last && s->last_stream != cs && (err = cudaStreamWaitEvent(cs, s->last, 0)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: ordering stream %p behind the last call's", fn, (void *)cs);
     return DUET_OK;
@@ -238,8 +289,13 @@ duet_status_t duet_cuda_coll_begin(duet_comm_t c, coll_state_t *s, cudaStream_t 
 duet_status_t duet_cuda_coll_end(coll_state_t *s, cudaStream_t cs, const char *fn)
 {
     cudaError_t err;
-    if ((err = cudaEventRecord(s->last, cs)) != cudaSuccess)
+    if ((err = cudaEventRecord(s->capturing ? s->cap_last : s->last, cs)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: recording the call's event", fn);
+    if (s->capturing) {
+        s->cap_stream = cs;
+        s->capturing = 0;
+        return DUET_OK;
+    }
     s->last_stream = cs;
     s->have_last = 1;
     return DUET_OK;
@@ -267,16 +323,14 @@ static duet_status_t launch_shot(duet_comm_t c, coll_state_t *s, const duet_cuda
     if (nb > DUET_CUDA_COLL_MAX_BLOCKS) nb = DUET_CUDA_COLL_MAX_BLOCKS;
     double tmo = duet_cfg()->wait_timeout;
     duet_cuda_coll_args_t a = {
-        .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
-        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op, .twoshot = twoshot,
+        .h = s->h, .send = k->send, .recv = k->recv, .scratch = s->scratch, .count = k->count, .dt = (int)k->dt,
+        .op = (int)k->op, .twoshot = twoshot,
         .nblocks = (int)nb, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .sig = call_word(k),
         .fail = s->fail_dev};
     (void)c;
     cudaError_t err = (cudaError_t)duet_cuda_coll_launch(&a, cs);
     if (err != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: launching the %s kernel", k->fn, twoshot ? "twoshot" : "oneshot");
-    s->epoch++;
-    s->counter += nb;
     return DUET_OK;
 }
 
@@ -292,14 +346,12 @@ static duet_status_t launch_direct(coll_state_t *s, const duet_cuda_coll_call_t 
 {
     double tmo = duet_cfg()->wait_timeout;
     duet_cuda_coll_args_t a = {
-        .h = s->h, .send = d->send, .recv = k->recv, .scratch = s->scratch, .epoch = s->epoch + 1,
-        .count_base = s->counter, .count = k->count, .dt = (int)k->dt, .op = (int)k->op,
+        .h = s->h, .send = d->send, .recv = k->recv, .scratch = s->scratch, .count = k->count, .dt = (int)k->dt,
+        .op = (int)k->op,
         .nblocks = d->nblocks, .timeout_ns = tmo > 0 ? (int64_t)(tmo * 1e9) : 0, .sig = call_word(k),
         .fail = s->fail_dev, .kind = k->kind, .root = k->root, .in_place = k->in_place};
     cudaError_t err = (cudaError_t)duet_cuda_direct_launch(&a, cs);
     if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: launching the direct kernel", k->fn);
-    s->epoch++;
-    s->counter += (uint64_t)d->nblocks;
     return DUET_OK;
 }
 
@@ -504,7 +556,9 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
     int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
     if (p2p && k->count == 0) return DUET_OK;
     duet_status_t st = check_device(c, k);
-    if (st || (st = duet_cuda_coll_prepare(c, k->fn))) return st;
+    if (st || (st = duet_cuda_coll_capture_guard(c, (cudaStream_t)k->stream, k->fn)) ||
+        (st = duet_cuda_coll_prepare(c, k->fn)))
+        return st;
     if (!p2p && !k->call_no) { /* numbered once: a group's call when it is queued */
         k->first = duet_coll_group_depth() > 0 ? duet_coll_group_first(c) : 0;
         k->path = direct_choose(c, c->cuda->coll, k);

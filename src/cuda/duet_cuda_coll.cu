@@ -16,8 +16,10 @@
  *        every rank), in fp32 for fp16 / bf16 (rounded once), fp64 for fp64, and in the
  *        integer's own width (wrapping) for integers; avg divides by n at the end (integers:
  *        truncated toward 0, as on the CPU); write recv
- *     5. the last of my blocks to finish (a cumulative counter; the host passes its value
- *        before the call) releases done[me] = e on every peer
+ *     5. the last of my blocks to finish (a counter of the call's finished blocks) releases
+ *        done[me] = e on every peer, sets the counter back to 0 and stores e as my epoch word
+ *        (the call's epoch is read from it on the device, never passed by the host: a CUDA
+ *        graph replays the same arguments, and its calls still count on)
  *   two-shot: each part q (count / n elements, rounded up) is cut the same way into nb
  *     sub-ranges; block b copies sub-range b of every part (2), reduces sub-range b of *my*
  *     part from every pe's buf[p] and writes it back into my buf[p] (only I read my own part
@@ -70,7 +72,7 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     __shared__ int st;
     __shared__ const T *peer[128];
     const int n = a.h.n_pes, me = a.h.my_pe, b = (int)blockIdx.x, nb = a.nblocks;
-    const uint64_t e = a.epoch;
+    const uint64_t e = call_epoch(a);
     uint64_t *ready1 = (uint64_t *)(void *)a.scratch, *ready2 = ready1 + (size_t)n * MB;
     uint64_t *done = ready2 + (size_t)n * MB, *counter = done + n;
     T *buf = (T *)(void *)(a.scratch + duet_cuda_coll_flag_bytes(n) + (size_t)(e & 1) * DUET_CUDA_COLL_MAX_BYTES);
@@ -119,7 +121,10 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) allreduce_kernel(duet_
     }
     /* 5. the last of my blocks tells every peer that I no longer read its scratch of call e */
     __shared__ int last;
-    if (last_block(a, counter, &last)) signal_peers(a, &done[me], e);
+    if (last_block(a, counter, &last)) {
+        signal_peers(a, &done[me], e);
+        call_done(a, counter, e);
+    }
 }
 
 template <typename T, int OP> struct shot_kernel {

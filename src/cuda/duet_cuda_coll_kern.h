@@ -9,13 +9,18 @@
  *                        a ready flag is e << 16 | the call's tag: duet_cuda_sig_flag)
  *   ready2[q * MB + b]   two-shot: epoch at which pe q's block b has its reduced part ready
  *   done[q]              epoch up to which pe q has finished reading my scratch (q writes)
- *   counter              my blocks that have finished, cumulative (only I touch it)
+ *   counter              my blocks of the current call that have finished (only I touch it;
+ *                        the call's last block sets it back to 0)
  *   sigline[c % L]       my word of call c (L = DUET_CUDA_SIG_LINES: the call signatures of
  *                        every GPU collective, duet_cuda_sig_kern.h; peers read it)
  *   where[2]             the direct kernels: where my send and receive buffers of the current
  *                        call lie, as byte distances from my scratch (written before my ready
  *                        flags; a peer reads them after it sees one, so no rank's buffers
  *                        need be at the offsets of another's)
+ *   epoch                my calls of these kernels that have finished (only I touch it): a
+ *                        call's blocks read it when they start (the call's epoch is one more),
+ *                        its last block stores the call's epoch. Kept on the device, not
+ *                        passed by the host, so a CUDA graph's replay numbers its calls anew
  *   buf[0], buf[1]       DUET_CUDA_COLL_MAX_BYTES each: a call of epoch e uses buf[e & 1]
  */
 #ifndef DUET_CUDA_COLL_KERN_H
@@ -40,7 +45,7 @@
 /* Bytes of the flag words for n pes (a multiple of 256, so the buffers stay aligned). */
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_flag_bytes(int n)
 {
-    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1 + DUET_CUDA_SIG_LINES + 2;
+    size_t words = 2 * (size_t)n * DUET_CUDA_COLL_MAX_BLOCKS + (size_t)n + 1 + DUET_CUDA_SIG_LINES + 2 + 1;
     return (words * 8 + 255) & ~(size_t)255;
 }
 /* Byte offset of sigline in the scratch. */
@@ -52,6 +57,11 @@ DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_sig_off(int n)
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_where_off(int n)
 {
     return duet_cuda_coll_sig_off(n) + DUET_CUDA_SIG_LINES * 8;
+}
+/* Byte offset of epoch (my finished calls of the flag kernels) in the scratch. */
+DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_epoch_off(int n)
+{
+    return duet_cuda_coll_where_off(n) + 2 * 8;
 }
 DUET_CUDA_COLL_HD static inline size_t duet_cuda_coll_scratch_bytes(int n)
 {
@@ -66,9 +76,7 @@ typedef struct {
     duet_device_comm_t h;
     const void *send;
     void *recv;
-    char *scratch;        /* my scratch (symmetric) */
-    uint64_t epoch;       /* this call's number on the communicator, from 1 */
-    uint64_t count_base;  /* my finished-block counter before this call */
+    char *scratch;        /* my scratch (symmetric); the call's epoch comes from its epoch word */
     size_t count;
     int dt, op;           /* duet_datatype_t, duet_op_t */
     int twoshot, nblocks;

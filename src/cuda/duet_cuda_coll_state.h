@@ -21,13 +21,21 @@ typedef struct {
 typedef struct duet_cuda_coll {
     duet_device_comm_t h;
     /* one-shot / two-shot kernels (duet_cuda_coll_kern.h) */
-    char *scratch;
-    uint64_t epoch;       /* calls launched */
-    uint64_t counter;     /* blocks launched, cumulative (the kernels' finished-block counter) */
+    char *scratch;        /* (the kernels keep their epoch and block counter in it) */
     /* every GPU collective of the communicator, in call order */
-    cudaEvent_t last;     /* recorded after the last call */
+    cudaEvent_t last;     /* recorded after the last call queued for now (not captured) */
     cudaStream_t last_stream;
     int have_last;
+    /* CUDA graphs (duet_cuda_coll_begin): the call being queued is captured (capturing), into
+     * capture cap_id; the last captured call's stream and its own event, recorded inside the
+     * capture (an edge of the graph when the next captured call is on another stream) */
+    int capturing;
+    int graphs;           /* some call was captured: memory a graph may use is never freed before
+                           * the state (the executor's schedules, counters and work space) */
+    unsigned long long cap_id;
+    cudaStream_t cap_stream;
+    cudaEvent_t cap_last;
+    cudaStream_t aux;     /* non-blocking, never captured: the executor's set-up copies */
     int prepared;         /* duet_cuda_coll_prepare: 1 the models and the scratch, 2 the GPU model */
     volatile duet_cuda_fail_t *fail_host; /* a kernel's failure (abort, timeout, mismatch), sticky */
     duet_cuda_fail_t *fail_dev;
@@ -39,6 +47,9 @@ typedef struct duet_cuda_coll {
     char *work;           /* local device memory: fp32 copies, the schedule's scratch */
     size_t work_bytes;
     duet_cuda_sched_entry_t sched[DUET_CUDA_SCHED_CACHE];
+    void **retired;       /* device memory replaced after a capture (a graph may still use it):
+                           * freed with the state */
+    int nretired, retired_cap;
     /* the direct kernel's blocks this GPU holds at once, by datatype and op (0: not asked yet;
      * -1: none) */
     int direct_most[DUET_DATATYPE_COUNT][DUET_OP_COUNT];
@@ -55,9 +66,15 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, duet_cuda_coll_state_t **out, 
 duet_status_t duet_cuda_coll_prepare(duet_comm_t c, const char *fn);
 /* The executor's symmetric scratch (collective; done by duet_cuda_coll_prepare). */
 duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn);
+/* Before duet_cuda_coll_prepare, for a call on `cs`: refuses with DUET_ERR_UNSUPPORTED when
+ * c's GPU collectives are not set up yet and cs is being captured into a CUDA graph (the
+ * set-up is collective and synchronous: a warm-up call must come first). */
+duet_status_t duet_cuda_coll_capture_guard(duet_comm_t c, cudaStream_t cs, const char *fn);
 /* Before queuing a call's kernels on `cs`: the sticky failure (a mismatch a kernel found is
- * reported and the communicator revoked here, duet_cuda_coll_failure), the device, and
- * ordering behind the last call when it went to another stream. */
+ * reported and the communicator revoked here, duet_cuda_coll_failure), the device, whether cs
+ * is being captured (s->capturing), and ordering behind the last call when it went to another
+ * stream (in a capture: behind the capture's last call, or, for its first, the last call
+ * queued before it, as an external event wait). */
 duet_status_t duet_cuda_coll_begin(duet_comm_t c, duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
 /* A failure of c's GPU collectives (DUET_OK: none): a mismatch one of its kernels found is
  * reported and c revoked (the first time; later, the report), as fn's error. */

@@ -97,9 +97,17 @@ __device__ __forceinline__ void signal_ready(const duet_cuda_coll_args_t &a, uin
     signal_peers(a, flag, duet_cuda_sig_flag(e, a.sig));
 }
 
-/* 1 in every thread of the last of the call's blocks to get here (the block counter is
- * cumulative over calls; a.count_base is its value before this call), after all the block's
- * memory accesses, and those of the blocks before it, are ordered before what follows. */
+/* The epoch of the call now starting: one more than my finished calls (the scratch's epoch
+ * word, duet_cuda_coll_kern.h). Every block reads it before it reaches last_block, and the
+ * word changes only after every block has (call_done), so all blocks see the same. */
+__device__ __forceinline__ uint64_t call_epoch(const duet_cuda_coll_args_t &a)
+{
+    return *(volatile const uint64_t *)(const void *)(a.scratch + duet_cuda_coll_epoch_off(a.h.n_pes)) + 1;
+}
+
+/* 1 in every thread of the last of the call's blocks to get here (the block counter counts
+ * this call's finished blocks), after all the block's memory accesses, and those of the
+ * blocks before it, are ordered before what follows. */
 __device__ inline int last_block(const duet_cuda_coll_args_t &a, uint64_t *counter, int *shared_last)
 {
     __syncthreads();
@@ -107,10 +115,19 @@ __device__ inline int last_block(const duet_cuda_coll_args_t &a, uint64_t *count
         __threadfence_system();
         unsigned long long old = atomicAdd((unsigned long long *)counter, 1ull);
         __threadfence_system();
-        *shared_last = old == a.count_base + (uint64_t)a.nblocks - 1;
+        *shared_last = old == (uint64_t)a.nblocks - 1;
     }
     __syncthreads();
     return *shared_last;
+}
+
+/* Thread 0 of the last block, when the call is over: the counter back to 0 for the next
+ * call, and the call's epoch stored (the next call, later on the stream, reads it). */
+__device__ __forceinline__ void call_done(const duet_cuda_coll_args_t &a, uint64_t *counter, uint64_t e)
+{
+    if (threadIdx.x != 0) return;
+    *(volatile uint64_t *)counter = 0;
+    *(volatile uint64_t *)(void *)(a.scratch + duet_cuda_coll_epoch_off(a.h.n_pes)) = e;
 }
 
 /* ---- moving data: 16-byte packs where both sides are aligned, element by element else */

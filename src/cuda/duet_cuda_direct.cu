@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) direct_kernel(duet_cud
     __shared__ const T *send_of[MAX_PES];
     __shared__ const T *recv_of[MAX_PES];
     const int n = a.h.n_pes, me = a.h.my_pe, b = (int)blockIdx.x, nb = a.nblocks;
-    const uint64_t e = a.epoch;
+    const uint64_t e = call_epoch(a);
     uint64_t *ready1 = (uint64_t *)(void *)a.scratch, *ready2 = ready1 + (size_t)n * MB;
     uint64_t *done = ready2 + (size_t)n * MB, *counter = done + n;
     int64_t *where = (int64_t *)(void *)(a.scratch + duet_cuda_coll_where_off(n));
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(DUET_CUDA_COLL_THREADS) direct_kernel(duet_cud
     /* 3. */
     if (last_block(a, counter, &last)) {
         signal_peers(a, &done[me], e);
-        wait_peers(a, done, 1, e, &st);
+        if (!wait_peers(a, done, 1, e, &st)) call_done(a, counter, e);
     }
 }
 

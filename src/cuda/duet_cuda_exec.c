@@ -5,6 +5,13 @@
  * copies of fp16 / bf16 operands, the schedule's scratch), and the launches: widen, execute,
  * finish. The kernel and the protocol are in
  * duet_cuda_exec.cu, the layout in duet_cuda_exec_kern.h.
+ *
+ * CUDA graphs: the executor's kernel takes nothing from the host that changes from call to
+ * call (its counters live in device memory), so a captured call replays as it ran. What it
+ * points to must then outlive the graph: once any call was captured, a schedule evicted from
+ * the cache and outgrown counters or work space are kept (retired) until the state goes.
+ * Set-up during a capture (a new shape's schedule, more work space) allocates in relaxed
+ * capture mode and copies on the state's own stream, which is never captured.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +42,49 @@ void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
         if (s->sched[i].steps) cudaFree(s->sched[i].steps);
     if (s->work) cudaFree(s->work);
     if (s->stepdone) cudaFree(s->stepdone);
+    for (int i = 0; i < s->nretired; i++) cudaFree(s->retired[i]);
+    free(s->retired);
     (void)cudaGetLastError();
+}
+
+/* Gives up device memory p that a call used: freed now (after the last call, which may still
+ * use it), or kept until the state goes when a graph may use it. */
+static duet_status_t drop(duet_cuda_coll_state_t *s, void *p, const char *fn)
+{
+    if (!p) return DUET_OK;
+    if (s->graphs) {
+        if (s->nretired == s->retired_cap) {
+            int cap = s->retired_cap ? 2 * s->retired_cap : 16;
+            void **r = realloc(s->retired, sizeof *r * (size_t)cap);
+            if (!r) return DUET_FAIL(DUET_ERR_NO_MEMORY, COLL, "%s: out of host memory", fn);
+            s->retired = r;
+            s->retired_cap = cap;
+        }
+        s->retired[s->nretired++] = p;
+        return DUET_OK;
+    }
+    cudaError_t err;
+    if (s->have_last && (err = cudaEventSynchronize(s->last)) != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: waiting for the last GPU collective", fn);
+    cudaFree(p);
+    return DUET_OK;
+}
+
+/* bytes of new device memory, filled from `host` (NULL: zeroed), on the state's own stream;
+ * allowed while the call is being captured (relaxed capture mode for the allocation). */
+static cudaError_t new_memory(duet_cuda_coll_state_t *s, size_t bytes, const void *host, void **out)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (s->capturing) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
+    if (err == cudaSuccess)
+        err = host ? cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, s->aux) : cudaMemsetAsync(p, 0, bytes, s->aux);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s->aux);
+    if (s->capturing) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess && p) cudaFree(p);
+    *out = err == cudaSuccess ? p : NULL;
+    return err;
 }
 
 duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, const char *fn)
@@ -55,26 +104,21 @@ duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, c
     return DUET_OK;
 }
 
-/* Device memory `*mem` of at least `bytes` (*cap now), zeroed when new. Growing waits for the
- * last call (which may still use the old memory). */
+/* Device memory `*mem` of at least `bytes` (*cap now), zeroed when new; the old memory is
+ * dropped (drop). */
 static duet_status_t grow(duet_cuda_coll_state_t *s, char **mem, size_t *cap, size_t bytes, const char *what,
                           const char *fn)
 {
     if (bytes <= *cap) return DUET_OK;
-    cudaError_t err;
-    if (s->have_last && (err = cudaEventSynchronize(s->last)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: waiting for the last GPU collective", fn);
-    if (*mem) cudaFree(*mem);
+    duet_status_t st = drop(s, *mem, fn);
+    if (st) return st;
     *mem = NULL;
     *cap = 0;
     size_t want = bytes + bytes / 4;
     void *p = NULL;
-    if ((err = cudaMalloc(&p, want)) != cudaSuccess)
-        return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of GPU memory for the executor's %s", fn, want, what);
-    if ((err = cudaMemset(p, 0, want)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess) {
-        cudaFree(p);
-        return DUET_CUDA_FAIL_RT(err, "%s: zeroing the executor's %s", fn, what);
-    }
+    cudaError_t err = new_memory(s, want, NULL, &p);
+    if (err != cudaSuccess)
+        return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of zeroed GPU memory for the executor's %s", fn, want, what);
     *mem = p;
     *cap = want;
     return DUET_OK;
@@ -116,19 +160,19 @@ static duet_status_t sched_get(duet_comm_t c, duet_cuda_coll_state_t *s, const d
         tails[q] = i;
     }
     free(tails);
-    if (e->steps) { /* the slot's old schedule: cudaFree waits for kernels still reading it */
-        cudaFree(e->steps);
+    if (e->steps) { /* the slot's old schedule (kernels may still read it: drop) */
+        duet_status_t st = drop(s, e->steps, fn);
         e->steps = NULL;
+        memset(e->key, 0, sizeof e->key);
+        if (st) {
+            free(host);
+            return st;
+        }
     }
     void *dev = NULL;
-    cudaError_t err;
-    if ((err = cudaMalloc(&dev, bytes ? bytes : 1)) != cudaSuccess ||
-        (err = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
-        if (dev) cudaFree(dev);
-        free(host);
-        return DUET_CUDA_FAIL_RT(err, "%s: copying a schedule of %d steps to the GPU", fn, ns);
-    }
+    cudaError_t err = new_memory(s, bytes, host, &dev);
     free(host);
+    if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: copying a schedule of %d steps to the GPU", fn, ns);
     memcpy(e->key, x->key, sizeof e->key);
     e->steps = dev;
     e->nsteps = ns;

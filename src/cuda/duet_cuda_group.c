@@ -139,7 +139,8 @@ static duet_status_t run_messages(duet_comm_t c, const duet_sched_t *all, const 
 {
     const char *fn = "duet_group_end";
     duet_cuda_coll_state_t *s = NULL;
-    duet_status_t st = duet_cuda_coll_prepare(c, fn);
+    duet_status_t st = duet_cuda_coll_capture_guard(c, cs, fn);
+    if (st == DUET_OK) st = duet_cuda_coll_prepare(c, fn);
     if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
     if (st) return st;

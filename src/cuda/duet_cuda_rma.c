@@ -427,7 +427,16 @@ duet_status_t duet_quiet_on_stream(duet_comm_t c, void *stream)
     static const char fn[] = "duet_quiet_on_stream";
     rma_dev_t *s;
     duet_status_t st = stream_check(c, fn, &s);
-    if (st || !atomic_load_explicit(&s->pending, memory_order_acquire)) return st;
+    if (st) return st;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaError_t cerr = cudaStreamIsCapturing((cudaStream_t)stream, &cap);
+    if (cerr != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
+        (void)cudaGetLastError();
+        return duet_error_set(DUET_ERR_UNSUPPORTED, "%s: cannot be captured into a CUDA graph (it waits for the host "
+                              "operations pending when it is called, not when the graph runs): call duet_quiet "
+                              "before launching the graph", fn);
+    }
+    if (!atomic_load_explicit(&s->pending, memory_order_acquire)) return DUET_OK;
     pthread_mutex_lock(&s->lock);
     cudaError_t err = cudaEventRecord(s->ev, s->stream);
     if (err == cudaSuccess) err = cudaStreamWaitEvent((cudaStream_t)stream, s->ev, 0);
