@@ -122,7 +122,7 @@ static duet_status_t comm_state(duet_comm_t c, duet_cuda_heap_t *g, duet_cuda_co
     return DUET_OK;
 }
 
-duet_status_t duet_device_comm_get(duet_comm_t c, duet_device_comm_t *out)
+static duet_status_t device_comm_get_(duet_comm_t c, duet_device_comm_t *out)
 {
     static const char fn[] = "duet_device_comm_get";
     duet_status_t st = duet_comm_check(c, fn);
@@ -152,6 +152,10 @@ duet_status_t duet_device_comm_get(duet_comm_t c, duet_device_comm_t *out)
     out->peer_heap = g->peer_dev;
     duet_cuda_proxy_handle(g, out);
     return DUET_OK;
+}
+duet_status_t duet_device_comm_get(duet_comm_t c, duet_device_comm_t *out)
+{
+    DUET_COMM_CALL(c, "duet_device_comm_get", device_comm_get_(c, out));
 }
 
 void duet_cuda_set_abort(duet_comm_t c, duet_status_t status)

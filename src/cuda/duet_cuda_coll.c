@@ -139,12 +139,23 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: GPU collectives on a team split from the communicator that "
                          "owns the GPU heap are not yet supported (only on the owner, or on a communicator that "
                          "holds all its live ranks: a shrunk one)", fn);
+    /* the GPU collectives move data by load/store through the mappings: a member whose part is
+     * not mapped here (another host) makes them impossible, and every member finds one (the
+     * relation is symmetric), so all refuse alike at the first GPU call, before it is numbered */
+    const duet_cuda_heap_t *gh = duet_cuda_heap_of(c->heap);
+    for (int q = 0; q < c->size; q++)
+        if (!gh->peer[c->heap_pe[q]]) {
+            char name[96];
+            return DUET_FAIL(DUET_ERR_UNSUPPORTED, COLL, "%s: collectives on GPU buffers need every rank's GPU "
+                             "memory mapped here, and %s is on another host (GPU collectives across hosts are "
+                             "not supported yet: stage through host buffers, which take the network)", fn,
+                             duet_comm_rank_name(c, q, name, sizeof name));
+        }
     duet_device_comm_t h;
     duet_status_t st = duet_device_comm_get(c, &h);
     if (st) return st;
-    /* the GPU collectives move data by load/store through the mappings: every peer's part is
-     * mapped here (DUET_CUDA_PEERS=proxy keeps the mappings; GPU collectives across hosts are
-     * not built yet), so their kernels do not take the device API's proxy path */
+    /* every peer's part is mapped here (DUET_CUDA_PEERS=proxy keeps the mappings), so the
+     * kernels do not take the device API's proxy path */
     h.remote = NULL;
     h.proxy_ring = NULL;
     h.proxy_head = NULL;

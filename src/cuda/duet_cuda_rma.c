@@ -317,7 +317,9 @@ void duet_cuda_rma_eps_free(duet_heap_t *h)
     h->dev_eps = NULL;
 }
 
-/* ---------------------------------------------------------------- stream-ordered forms */
+/* ---------------------------------------------------------------- stream-ordered forms
+ * (each counted as a call in flight on its communicator, core/duet_comm.h: a destroy from
+ * another thread waits for it) */
 
 static duet_status_t stream_check(duet_comm_t c, const char *fn, rma_dev_t **s)
 {
@@ -359,7 +361,7 @@ static duet_status_t launched(cudaError_t err, const char *fn)
     return err == cudaSuccess ? DUET_OK : DUET_CUDA_FAIL_RT(err, "%s", fn);
 }
 
-duet_status_t duet_put_on_stream(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
+static duet_status_t duet_put_on_stream_(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
 {
     static const char fn[] = "duet_put_on_stream";
     rma_dev_t *s;
@@ -369,8 +371,12 @@ duet_status_t duet_put_on_stream(duet_comm_t c, void *dst, const void *src, size
     if (!src) return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the source is NULL", fn);
     return launched(cudaMemcpyAsync(peer, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream), fn);
 }
+duet_status_t duet_put_on_stream(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_put_on_stream", duet_put_on_stream_(c, dst, src, bytes, pe, stream));
+}
 
-duet_status_t duet_get_on_stream(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
+static duet_status_t duet_get_on_stream_(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
 {
     static const char fn[] = "duet_get_on_stream";
     rma_dev_t *s;
@@ -380,8 +386,12 @@ duet_status_t duet_get_on_stream(duet_comm_t c, void *dst, const void *src, size
     if (!dst) return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the destination is NULL", fn);
     return launched(cudaMemcpyAsync(dst, peer, bytes, cudaMemcpyDefault, (cudaStream_t)stream), fn);
 }
+duet_status_t duet_get_on_stream(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_get_on_stream", duet_get_on_stream_(c, dst, src, bytes, pe, stream));
+}
 
-duet_status_t duet_signal_op_on_stream(duet_comm_t c, uint64_t *sig, uint64_t value, int sig_op, int pe,
+static duet_status_t duet_signal_op_on_stream_(duet_comm_t c, uint64_t *sig, uint64_t value, int sig_op, int pe,
                                        void *stream)
 {
     static const char fn[] = "duet_signal_op_on_stream";
@@ -395,8 +405,14 @@ duet_status_t duet_signal_op_on_stream(duet_comm_t c, uint64_t *sig, uint64_t va
     int op = sig_op == DUET_SIGNAL_ADD ? DUET_CUDA_K_ADD : DUET_CUDA_K_SET;
     return launched((cudaError_t)duet_cuda_k_amo(peer, 8, op, value, 0, NULL, stream), fn);
 }
+duet_status_t duet_signal_op_on_stream(duet_comm_t c, uint64_t *sig, uint64_t value, int sig_op, int pe,
+                                       void *stream)
+{
+    DUET_COMM_CALL(c, "duet_signal_op_on_stream", duet_signal_op_on_stream_(c, sig, value, sig_op, pe, stream));
+}
 
-duet_status_t duet_signal_wait_until_on_stream(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value, void *stream)
+static duet_status_t duet_signal_wait_until_on_stream_(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value,
+                                                       void *stream)
 {
     static const char fn[] = "duet_signal_wait_until_on_stream";
     rma_dev_t *s;
@@ -410,8 +426,13 @@ duet_status_t duet_signal_wait_until_on_stream(duet_comm_t c, uint64_t *sig, int
     if ((st = duet_device_comm_get(c, &h))) return st;
     return launched((cudaError_t)duet_cuda_k_wait(h, sig, cmp, value, s->err_dev, stream), fn);
 }
+duet_status_t duet_signal_wait_until_on_stream(duet_comm_t c, uint64_t *sig, int cmp, uint64_t value, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_signal_wait_until_on_stream",
+                   duet_signal_wait_until_on_stream_(c, sig, cmp, value, stream));
+}
 
-duet_status_t duet_barrier_on_stream(duet_comm_t c, void *stream)
+static duet_status_t duet_barrier_on_stream_(duet_comm_t c, void *stream)
 {
     static const char fn[] = "duet_barrier_on_stream";
     rma_dev_t *s;
@@ -421,8 +442,12 @@ duet_status_t duet_barrier_on_stream(duet_comm_t c, void *stream)
     if (st) return st;
     return launched((cudaError_t)duet_cuda_k_barrier(h, s->err_dev, stream), fn);
 }
+duet_status_t duet_barrier_on_stream(duet_comm_t c, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_barrier_on_stream", duet_barrier_on_stream_(c, stream));
+}
 
-duet_status_t duet_quiet_on_stream(duet_comm_t c, void *stream)
+static duet_status_t duet_quiet_on_stream_(duet_comm_t c, void *stream)
 {
     static const char fn[] = "duet_quiet_on_stream";
     rma_dev_t *s;
@@ -443,8 +468,12 @@ duet_status_t duet_quiet_on_stream(duet_comm_t c, void *stream)
     pthread_mutex_unlock(&s->lock);
     return launched(err, fn);
 }
+duet_status_t duet_quiet_on_stream(duet_comm_t c, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_quiet_on_stream", duet_quiet_on_stream_(c, stream));
+}
 
-duet_status_t duet_launch_collective(duet_comm_t c, const void *func, duet_dim3_t grid, duet_dim3_t block,
+static duet_status_t duet_launch_collective_(duet_comm_t c, const void *func, duet_dim3_t grid, duet_dim3_t block,
                                      void **args, size_t shmem, void *stream)
 {
     static const char fn[] = "duet_launch_collective";
@@ -475,4 +504,9 @@ duet_status_t duet_launch_collective(duet_comm_t c, const void *func, duet_dim3_
         (void)cudaGetLastError();
     }
     return launched(cudaLaunchKernel(func, g, b, args, shmem, (cudaStream_t)stream), fn);
+}
+duet_status_t duet_launch_collective(duet_comm_t c, const void *func, duet_dim3_t grid, duet_dim3_t block,
+                                     void **args, size_t shmem, void *stream)
+{
+    DUET_COMM_CALL(c, "duet_launch_collective", duet_launch_collective_(c, func, grid, block, args, shmem, stream));
 }
