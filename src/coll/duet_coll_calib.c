@@ -11,7 +11,9 @@
  * that needs it and written to the file: rank 0 and a rank of its host (shm), or rank 0 and
  * the first rank of another host (net, only on a communicator that spans real hosts), bounce
  * 8-byte messages (alpha = half a round trip) and stream chunk-sized messages (beta = time per
- * byte, copy in and out included). Without a measurement the net pair defaults to 20 us and
+ * byte, copy in and out included); with more than two ranks on rank 0's host, the shm alpha is
+ * then taken around the ring of all of them (measure_ring: what a step costs when they all
+ * run; the tune file's key holds the rank layout, so each count has its own). Without a measurement the net pair defaults to 20 us and
  * 0.5 GB/s: Duet's put latency (19.9 us, half a round trip) and put bandwidth (0.48-0.65 GB/s,
  * 1-16 MiB) between two namespace hosts over veth TCP, docs/PERF.md "Duet's net transport
  * against ucx_perftest". Rank 0 decides and broadcasts, so every rank of a communicator uses the
@@ -107,6 +109,51 @@ static duet_status_t measure(duet_comm_t c, int x, int y, duet_coll_model_t *m)
     return DUET_OK;
 }
 
+/* alpha as n ranks see it: an 8-byte token passed around the ring of the ranks of rank 0's host
+ * (every one of them waiting as in a collective), the time per hop into m->alpha_us (the
+ * median of REPS repeats, its spread in m->alpha_spread). With two ranks it is the ping-pong's
+ * half round trip; with more, what a step of a collective waits for when all of them run
+ * (issue 20: at 4-16 ranks on 16 cores a step cost 5-10x the two-rank ping-pong's alpha, and a
+ * fit left free traded alpha away against the per-call term). Ranks of other hosts do nothing.
+ * Collective over the ranks of host[0]. */
+static duet_status_t measure_ring(duet_comm_t c, const int *host, duet_coll_model_t *m)
+{
+    enum { REPS = 7, HOPS = 400 }; /* hops per repeat, about the ping-pong's */
+    int k = 0, pos = -1;
+    for (int r = 0; r < c->size; r++)
+        if (host[r] == host[0]) {
+            if (r == c->rank) pos = k;
+            k++;
+        }
+    if (pos < 0 || k < 3) return DUET_OK; /* not on rank 0's host; two ranks: the ping-pong's */
+    int next = -1, prev = -1;
+    for (int r = 0, i = 0; r < c->size; r++)
+        if (host[r] == host[0]) {
+            if (i == (pos + 1) % k) next = r;
+            if (i == (pos + k - 1) % k) prev = r;
+            i++;
+        }
+    const int rounds = HOPS / k > 10 ? HOPS / k : 10;
+    char token[8] = {0};
+    double hop[REPS];
+    duet_status_t st = DUET_OK;
+    for (int rep = 0; rep < REPS && st == DUET_OK; rep++) {
+        uint64_t t0 = duet_time_ns();
+        for (int i = 0; i < rounds && st == DUET_OK; i++) {
+            if (pos == 0) {
+                st = send_msg(c, next, token, sizeof token);
+                if (!st) st = recv_msg(c, prev, token, sizeof token);
+            } else {
+                st = recv_msg(c, prev, token, sizeof token);
+                if (!st) st = send_msg(c, next, token, sizeof token);
+            }
+        }
+        hop[rep] = (double)(duet_time_ns() - t0) * 1e-3 / rounds / k;
+    }
+    if (st == DUET_OK && c->rank == 0) m->alpha_us = duet_median(hop, REPS, &m->alpha_spread);
+    return st;
+}
+
 /* The settings, when set, win over the files and the measurements. */
 static void apply_settings(duet_coll_model_t *m, const duet_cfg_t *cfg)
 {
@@ -188,19 +235,22 @@ duet_status_t duet_coll_layout_get(duet_comm_t c, duet_coll_layout_t *lay)
     return DUET_OK;
 }
 
-/* c's host count, its pairs to measure (measure_pairs) and its layout (the tune files' key) */
-static duet_status_t pairs_of(duet_comm_t c, int *nhosts, int *near, int *far, duet_coll_layout_t *lay)
+/* c's host count and map, its pairs to measure (measure_pairs) and its layout (the tune files'
+ * key) */
+static duet_status_t pairs_of(duet_comm_t c, int *nhosts, const int **hostp, int *near, int *far,
+                              duet_coll_layout_t *lay)
 {
     const int *host;
     duet_status_t st = duet_coll_hosts_get(c, &host, nhosts);
     if (st) return st;
+    *hostp = host;
     measure_pairs(c, host, *nhosts, near, far);
     return duet_coll_layout_get(c, lay);
 }
 
 /* Measures the pairs asked for (x[0]: shm, x[1]: net; 0 no), rank 0 writes their tune files,
  * and every rank gets rank 0's model. */
-static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int near, int far,
+static duet_status_t measure_and_share(duet_comm_t c, const int *host, const int32_t want[2], int near, int far,
                                        const duet_coll_layout_t *lay, duet_coll_model_t *m)
 {
     duet_status_t st = DUET_OK;
@@ -208,8 +258,12 @@ static duet_status_t measure_and_share(duet_comm_t c, const int32_t want[2], int
         /* terms fitted with the old pair do not go with the new one (duet-perf --calibrate fits again) */
         m->call_us = m->step_us = m->copy_gbps = m->mem_gbps = m->knee_bytes = m->reduce_gbps = m->fit_err = 0;
         st = measure(c, 0, near, m);
-        if (st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", lay, m);
     }
+    if (want[0] && host[c->rank] == host[0]) { /* then alpha around the ring of the host's ranks */
+        duet_status_t rst = measure_ring(c, host, m);
+        if (st == DUET_OK) st = rst;
+    }
+    if (want[0] && st == DUET_OK && c->rank == 0) duet_coll_tune_file_write("", lay, m);
     if (st == DUET_OK && want[1] && (c->rank == 0 || c->rank == far)) {
         duet_coll_model_t net = *m;
         st = measure(c, 0, far, &net);
@@ -236,7 +290,8 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     }
     int nhosts, near, far;
     duet_coll_layout_t lay;
-    duet_status_t st = pairs_of(c, &nhosts, &near, &far, &lay);
+    const int *host;
+    duet_status_t st = pairs_of(c, &nhosts, &host, &near, &far, &lay);
     if (st) return st;
     duet_coll_model_t m = DEFAULT_MODEL;
     int32_t want[2] = {0, 0}; /* measure the shm pair, the net pair */
@@ -247,7 +302,7 @@ duet_status_t duet_coll_model_get(duet_comm_t c, duet_coll_model_t *out)
     }
     /* everyone learns which pairs measure */
     st = duet_boot_bcast(&c->boot, want, sizeof want);
-    if (st == DUET_OK) st = measure_and_share(c, want, near, far, &lay, &m);
+    if (st == DUET_OK) st = measure_and_share(c, host, want, near, far, &lay, &m);
     if (st) return st;
     apply_settings(&m, duet_cfg());
     log_model(&m, nhosts, want);
@@ -261,7 +316,8 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
 {
     int nhosts, near, far;
     duet_coll_layout_t lay;
-    duet_status_t st = pairs_of(c, &nhosts, &near, &far, &lay);
+    const int *host;
+    duet_status_t st = pairs_of(c, &nhosts, &host, &near, &far, &lay);
     if (st) return st;
     duet_coll_model_t m = DEFAULT_MODEL;
     if (c->rank == 0) { /* a pair not measured now keeps its file's numbers */
@@ -269,7 +325,7 @@ duet_status_t duet_coll_calibrate(duet_comm_t c, duet_coll_model_t *out)
         read_pair("net", &lay, &m, (char[512]){0}, 512);
     }
     int32_t want[2] = {near > 0, far > 0};
-    st = measure_and_share(c, want, near, far, &lay, &m);
+    st = measure_and_share(c, host, want, near, far, &lay, &m);
     if (st == DUET_OK) {
         log_model(&m, nhosts, want);
         c->model = m;

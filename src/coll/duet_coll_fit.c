@@ -104,16 +104,20 @@ static void row_of(const grad_t *g, double held, double us, double *row)
 }
 
 /* min |R theta - 1|^2 with theta >= 0, from the normal equations (A = R'R, b = R'1) by
- * coordinate descent on the scaled problem; terms without data (a zero column) stay 0. */
-static void nnls(const double A[DUET_FIT_TERMS][DUET_FIT_TERMS], const double b[DUET_FIT_TERMS],
+ * coordinate descent on the scaled problem; terms without data (a zero column) stay 0, and
+ * the terms of `fixed` (a bit per term) stay at their value in x. */
+static void nnls(const double A[DUET_FIT_TERMS][DUET_FIT_TERMS], const double b[DUET_FIT_TERMS], unsigned fixed,
                  double x[DUET_FIT_TERMS])
 {
     double d[DUET_FIT_TERMS], y[DUET_FIT_TERMS] = {0};
-    for (int i = 0; i < DUET_FIT_TERMS; i++) d[i] = A[i][i] > 0 ? sqrt(A[i][i]) : 0;
+    for (int i = 0; i < DUET_FIT_TERMS; i++) {
+        d[i] = A[i][i] > 0 ? sqrt(A[i][i]) : 0;
+        if (fixed >> i & 1) y[i] = x[i] * d[i];
+    }
     for (int sweep = 0; sweep < SWEEPS_MAX; sweep++) {
         double moved = 0;
         for (int i = 0; i < DUET_FIT_TERMS; i++) {
-            if (d[i] == 0) continue;
+            if (d[i] == 0 || (fixed >> i & 1)) continue;
             double ax = 0;
             for (int k = 0; k < DUET_FIT_TERMS; k++)
                 if (d[k] > 0) ax += A[i][k] / (d[i] * d[k]) * y[k];
@@ -124,13 +128,14 @@ static void nnls(const double A[DUET_FIT_TERMS][DUET_FIT_TERMS], const double b[
         }
         if (moved < 1e-13) break;
     }
-    for (int i = 0; i < DUET_FIT_TERMS; i++) x[i] = d[i] > 0 ? y[i] / d[i] : 0;
+    for (int i = 0; i < DUET_FIT_TERMS; i++)
+        if (!(fixed >> i & 1)) x[i] = d[i] > 0 ? y[i] / d[i] : 0;
 }
 
 /* Fits the linear problem of grads g under knee `knee` to times us_of(j); *theta keeps its
- * knee; returns the sum of squared relative residuals. */
+ * knee, and its terms of `fixed` their values; returns the sum of squared relative residuals. */
 static double solve(const duet_fit_sample_t *s, int n, const grad_t *g, const double *held, int with_mem,
-                    const double *us, theta_t *theta)
+                    const double *us, unsigned fixed, theta_t *theta)
 {
     double A[DUET_FIT_TERMS][DUET_FIT_TERMS] = {{0}}, b[DUET_FIT_TERMS] = {0}, row[DUET_FIT_TERMS];
     for (int j = 0; j < n; j++) {
@@ -141,7 +146,7 @@ static double solve(const duet_fit_sample_t *s, int n, const grad_t *g, const do
             for (int k = 0; k < DUET_FIT_TERMS; k++) A[i][k] += row[i] * row[k];
         }
     }
-    nnls((const double(*)[DUET_FIT_TERMS])A, b, theta->t);
+    nnls((const double(*)[DUET_FIT_TERMS])A, b, fixed, theta->t);
     if (!with_mem || theta->t[DUET_FIT_MEM] <= 0) theta->t[DUET_FIT_MEM] = theta->t[DUET_FIT_BETA];
     double sum = 0;
     for (int j = 0; j < n; j++) {
@@ -164,6 +169,12 @@ static int cmp_double(const void *x, const void *y)
 duet_status_t duet_coll_fit(const duet_fit_sample_t *s, int n, int rounds, duet_coll_model_t *m,
                             duet_fit_report_t *rep)
 {
+    return duet_coll_fit_fixed(s, n, rounds, 0, m, rep);
+}
+
+duet_status_t duet_coll_fit_fixed(const duet_fit_sample_t *s, int n, int rounds, unsigned fixed,
+                                  duet_coll_model_t *m, duet_fit_report_t *rep)
+{
     memset(rep, 0, sizeof *rep);
     if (!s || !m || n < DUET_FIT_TERMS || !(m->alpha_us > 0) || !(m->beta_gbps > 0))
         return duet_error_set(DUET_ERR_INVALID_ARG, "fit: %d samples (at least %d) and a model with a positive alpha "
@@ -179,17 +190,19 @@ duet_status_t duet_coll_fit(const duet_fit_sample_t *s, int n, int rounds, duet_
     }
     for (int j = 0; j < n; j++) us[j] = s[j].us;
     duet_coll_model_t cur = *m;
-    if (!(cur.step_us > 0)) cur.step_us = 0.01; /* a start the derivatives can move from */
-    theta_t best = theta_of(&cur);
+    if (!(cur.step_us > 0) && !(fixed >> DUET_FIT_STEP & 1)) cur.step_us = 0.01; /* a start the derivatives can move from */
+    theta_t best = theta_of(&cur), held_at = best; /* held_at: the values of the fixed terms */
     for (int it = 0; it < LINEARIZE; it++) {
         for (int j = 0; j < n; j++) g[j] = gradient(&s[j], &cur);
         double best_sum = INFINITY;
         for (int k = 0; k < KNEES; k++) {
             theta_t th = {{0}, k ? (double)(128 << 10) * (double)(1ull << (k - 1)) : 0};
+            for (int i = 0; i < DUET_FIT_TERMS; i++)
+                if (fixed >> i & 1) th.t[i] = held_at.t[i];
             duet_coll_model_t probe = cur;
             probe.knee_bytes = th.knee, probe.mem_gbps = th.knee > 0 ? 1 : 0; /* for the shares alone */
             for (int j = 0; j < n; j++) held[j] = duet_coll_cache_held(&probe, &s[j].shape);
-            double sum = solve(s, n, g, held, k > 0, us, &th);
+            double sum = solve(s, n, g, held, k > 0, us, fixed, &th);
             if (sum < best_sum * (1 - 1e-9)) best_sum = sum, best = th; /* on a tie, the simpler (earlier) */
         }
         model_of(&best, &cur);
@@ -221,7 +234,9 @@ duet_status_t duet_coll_fit(const duet_fit_sample_t *s, int n, int rounds, duet_
         for (int r = 0; vals && r < rounds; r++) {
             for (int j = 0; j < n; j++) us[j] = s[j].round_us && s[j].round_us[r] > 0 ? s[j].round_us[r] : s[j].us;
             theta_t th = {{0}, best.knee};
-            solve(s, n, g, held, best.knee > 0, us, &th);
+            for (int i = 0; i < DUET_FIT_TERMS; i++)
+                if (fixed >> i & 1) th.t[i] = held_at.t[i];
+            solve(s, n, g, held, best.knee > 0, us, fixed, &th);
             duet_coll_model_t mr = cur;
             model_of(&th, &mr);
             const double v[DUET_FIT_TERMS] = {mr.alpha_us,  mr.call_us,  mr.step_us,    mr.beta_gbps,
@@ -229,7 +244,7 @@ duet_status_t duet_coll_fit(const duet_fit_sample_t *s, int n, int rounds, duet_
             for (int i = 0; i < DUET_FIT_TERMS; i++) vals[(size_t)i * (size_t)rounds + (size_t)r] = v[i];
         }
         for (int i = 0; vals && i < DUET_FIT_TERMS; i++)
-            if (rep->value[i] > 0) duet_median(vals + (size_t)i * (size_t)rounds, rounds, &rep->spread[i]);
+            if (rep->value[i] > 0 && !(fixed >> i & 1)) duet_median(vals + (size_t)i * (size_t)rounds, rounds, &rep->spread[i]);
         free(vals);
     }
     cur.fit_err = rep->err_median > 0 ? rep->err_median : 1e-6; /* > 0: the terms are fitted ones */

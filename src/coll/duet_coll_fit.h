@@ -2,7 +2,7 @@
  * duet_coll_fit.h — the cost model's terms, fitted to measured calls.
  *
  * `duet-perf --calibrate` runs every algorithm of every collective, forced, over a sweep of
- * sizes, and hands the medians here; the fit finds the terms of duet_coll_model_t (alpha,
+ * sizes, and hands the medians here (with alpha kept as measured: duet_coll_fit_fixed); the fit finds the terms of duet_coll_model_t (alpha,
  * beta of a staged message, a single copy's, the memory's past a cache knee, the
  * reduction's, the per-step and the per-call costs: duet_coll_predict.h) that predict them best, and says how well.
  *
@@ -58,5 +58,10 @@ typedef struct {
  */
 duet_status_t duet_coll_fit(const duet_fit_sample_t *s, int n, int rounds, duet_coll_model_t *m,
                             duet_fit_report_t *rep);
+/* The same with the terms of `fixed` (bit 1 << DUET_FIT_ALPHA, ...) kept at m's values: a term
+ * measured directly (alpha, around a ring of every rank, duet_coll_calib.c) that the fit must
+ * not trade against the others; a fixed term reports no spread. */
+duet_status_t duet_coll_fit_fixed(const duet_fit_sample_t *s, int n, int rounds, unsigned fixed,
+                                  duet_coll_model_t *m, duet_fit_report_t *rep);
 
 #endif

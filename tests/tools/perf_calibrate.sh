@@ -2,8 +2,8 @@
 # tools.perf_calibrate: duet-perf --calibrate measures alpha and beta, forces every algorithm
 # of the collectives named over a sweep, fits the model's terms to the medians and saves
 # them. On 2 ranks, allreduce and reduce-scatter over 64 B .. 1 MiB by 4, 2 rounds: it must
-# succeed and print every term (alpha_us call_us step_us beta_gbps copy_gbps mem_gbps reduce_gbps) with
-# its spread, the knee and the fit's error; the tune file's line for this machine must then
+# succeed and print every term (alpha_us as measured and kept; call_us step_us beta_gbps
+# copy_gbps mem_gbps reduce_gbps with their spreads), the knee and the fit's error; the tune file's line for this machine must then
 # hold the fitted terms (fit_err > 0, alpha and beta positive); a later run's TUNE lines show
 # the fitted model, and duet-sim reads the same terms from the file.
 #     sh perf_calibrate.sh <duetrun> <duet-perf> <duet-sim>
@@ -16,7 +16,9 @@ rm -f "$tmp/tune.txt" # measured here, not pinned
 
 "$duetrun" -n 2 --timeout 100 "$perf" --calibrate allreduce reducescatter -b 64 -e 1M -f 4 --rounds 2 -n 3 \
     >"$tmp/out" 2>"$tmp/err" || fail "duet-perf --calibrate failed: $(tail -5 "$tmp/err")"
-for term in alpha_us call_us step_us beta_gbps copy_gbps mem_gbps reduce_gbps; do
+grep -Eq "^  alpha_us +[0-9.e+-]+ +measured, kept" "$tmp/out" || fail "alpha is not the measured one: $(cat "$tmp/out")"
+grep -Eq "^calibrate: 2 ranks: alpha [0-9.]+ us \(ping-pong" "$tmp/out" || fail "no ping-pong alpha: $(head -1 "$tmp/out")"
+for term in call_us step_us beta_gbps copy_gbps mem_gbps reduce_gbps; do
     grep -Eq "^  $term +[0-9.e+-]+ +spread +[0-9]+ %" "$tmp/out" || fail "no line for $term: $(cat "$tmp/out")"
 done
 grep -Eq '^  knee_MiB ' "$tmp/out" || fail "no knee line"
@@ -39,4 +41,16 @@ grep -q '\[TUNE\] allreduce 1048576 bytes float, 2 ranks (alpha .*step .*fit err
     fail "the TUNE line does not show the fitted model: $(grep -m1 'TUNE\] allreduce' "$tmp/err2")"
 "$sim" allreduce -n 2 -b 1M -e 1M >"$tmp/sim" 2>&1 || fail "duet-sim failed: $(cat "$tmp/sim")"
 grep -q '^# fitted terms: call ' "$tmp/sim" || fail "duet-sim does not read the fitted terms: $(head -5 "$tmp/sim")"
+# at 3 ranks alpha is taken around the ring of the host's ranks, and kept by the fit: the
+# printed alpha is the fitted model's and the tune file's line for 3 ranks
+"$duetrun" -n 3 --timeout 100 "$perf" --calibrate reducescatter allgather -b 64 -e 256K -f 8 --rounds 1 -n 2 \
+    >"$tmp/out3" 2>"$tmp/err3" || fail "duet-perf --calibrate at 3 ranks failed: $(tail -5 "$tmp/err3")"
+ring=$(sed -n 's/^calibrate: 3 ranks: alpha \([0-9.]*\) us (a token around the ring.*/\1/p' "$tmp/out3")
+[ -n "$ring" ] || fail "no ring alpha at 3 ranks: $(head -1 "$tmp/out3")"
+kept=$(sed -n 's/^  alpha_us *\([0-9.e+-]*\) *measured, kept.*/\1/p' "$tmp/out3")
+awk -v a="$ring" -v b="$kept" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 0.0005 + 0.001 * a) }' ||
+    fail "the fit moved alpha: measured $ring, fitted $kept"
+line3=$(grep -v '^#' "$tmp/tune.txt" | grep 'ranks=3 hosts=1') || fail "no line for 3 ranks: $(cat "$tmp/tune.txt")"
+echo "$line3" | awk -v a="$ring" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "alpha_us") f = kv[2] } }
+    END { d = f - a; if (d < 0) d = -d; exit !(d <= 0.0005 + 0.001 * a) }' || fail "the file's alpha is not $ring: $line3"
 exit 0

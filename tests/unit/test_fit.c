@@ -13,6 +13,10 @@
  *   - the simulator's clock by reference: a 64 KiB rd allreduce on 2 ranks costs one staged
  *     message's two copies less one copy, plus the acknowledgement's alpha, less than copied;
  *     a 1 KiB one the same;
+ *   - a fixed term (duet_coll_fit_fixed: alpha as measured around the ring): kept at the
+ *     true alpha, every other term is found again (within 2 %); kept at twice the truth, alpha
+ *     stays exactly there (no spread reported for it) and the others absorb what they can, the
+ *     fit worse than with the true alpha;
  *   - bad input: too few samples, a sample without a time, a model without alpha: clear errors.
  */
 #include <math.h>
@@ -149,6 +153,33 @@ static void byref_clock(const duet_coll_model_t *m)
            "want %.3f", t[1][0], t[1][1], t[1][0] - t[1][1], want);
 }
 
+/* Alpha kept where it is told; the other terms fitted around it. */
+static void fixed_alpha(const duet_coll_model_t *truth)
+{
+    int n = make_samples(truth, 0);
+    duet_coll_model_t m = {.alpha_us = truth->alpha_us, .beta_gbps = 4.0};
+    duet_fit_report_t rep;
+    CHECK(duet_coll_fit_fixed(samples, n, ROUNDS, 1u << DUET_FIT_ALPHA, &m, &rep) == DUET_OK, "fit: %s",
+          duet_last_error());
+    EXPECT(m.alpha_us == truth->alpha_us && rep.value[DUET_FIT_ALPHA] == truth->alpha_us,
+           "alpha kept at %.4g: model %.6g, report %.6g", truth->alpha_us, m.alpha_us, rep.value[DUET_FIT_ALPHA]);
+    EXPECT(rep.spread[DUET_FIT_ALPHA] == 0, "a kept term reports a spread of %.3f", rep.spread[DUET_FIT_ALPHA]);
+    near("beta (alpha kept)", m.beta_gbps, truth->beta_gbps, 0.02);
+    near("single copy (alpha kept)", m.copy_gbps, truth->copy_gbps, 0.02);
+    near("call (alpha kept)", m.call_us, truth->call_us, 0.02);
+    near("step (alpha kept)", m.step_us, truth->step_us, 0.02);
+    near("reduce (alpha kept)", m.reduce_gbps, truth->reduce_gbps, 0.02);
+    double good = rep.err_median;
+    duet_coll_model_t w = {.alpha_us = 2 * truth->alpha_us, .beta_gbps = 4.0};
+    CHECK(duet_coll_fit_fixed(samples, n, ROUNDS, 1u << DUET_FIT_ALPHA, &w, &rep) == DUET_OK, "fit: %s",
+          duet_last_error());
+    EXPECT(w.alpha_us == 2 * truth->alpha_us, "alpha kept at %.4g moved to %.6g", 2 * truth->alpha_us, w.alpha_us);
+    EXPECT(rep.err_median > good, "a wrong alpha kept fits as well (%.4f) as the true one (%.4f)", rep.err_median,
+           good);
+    printf("alpha kept: at the truth median error %.3f%%, at twice the truth %.2f%%\n", 100 * good,
+           100 * rep.err_median);
+}
+
 int main(void)
 {
     duet_coll_model_t truth = {.alpha_us = 0.15, .beta_gbps = 9.0, .call_us = 0.4, .step_us = 0.08,
@@ -156,6 +187,7 @@ int main(void)
     byref_clock(&truth);
     fit_and_check(&truth, 0, 0.02, 0.02);
     fit_and_check(&truth, 0.03, 0.15, 0.3);
+    fixed_alpha(&truth);
 
     duet_coll_model_t m = {.alpha_us = 0.5, .beta_gbps = 4.0};
     duet_fit_report_t rep;

@@ -243,18 +243,22 @@ static void add_samples(perf_t *p, const cand_t *cand, int ncand, samples_t *ss)
 static void print_fit(const perf_t *p, const samples_t *ss, const duet_coll_model_t *pair, const duet_coll_model_t *m,
                       const duet_fit_report_t *rep)
 {
-    printf("calibrate: %d ranks: ping-pong and stream: alpha %.3f us (spread %.0f %% over 7 repeats), beta %.2f GB/s "
-           "(spread %.0f %%)\n", p->nranks, pair->alpha_us, 100 * pair->alpha_spread, pair->beta_gbps,
-           100 * pair->beta_spread);
+    printf("calibrate: %d ranks: alpha %.3f us (%s; spread %.0f %% over 7 repeats), beta %.2f GB/s (stream; spread "
+           "%.0f %%)\n", p->nranks, pair->alpha_us, p->nranks > 2 ? "a token around the ring of the host's ranks, per hop"
+           : "ping-pong, half a round trip", 100 * pair->alpha_spread, pair->beta_gbps, 100 * pair->beta_spread);
     printf("calibrate: the model fitted to %d forced calls (%zu B .. %zu B by %zu, buffers %s, medians of %d rounds):\n",
            rep->samples, p->minb, p->maxb, p->factor, p->bufs_in_heap ? "heap" : "host", ss->rounds);
     static const char *const what[DUET_FIT_TERMS] = {"per message", "per call", "per step a rank runs",
                                                      "a staged message's copies in the cache (two)",
                                                      "a single copy in the cache (by reference, local)",
                                                      "copies past the cache", "reductions, beside the copy"};
-    for (int i = 0; i < DUET_FIT_TERMS; i++)
-        printf("  %-12s %10.4g   spread %4.0f %%   %s\n", duet_fit_term_names[i], rep->value[i], 100 * rep->spread[i],
+    for (int i = 0; i < DUET_FIT_TERMS; i++) {
+        char spread[32];
+        if (i == DUET_FIT_ALPHA) snprintf(spread, sizeof spread, "measured, kept");
+        else snprintf(spread, sizeof spread, "spread %4.0f %%", 100 * rep->spread[i]);
+        printf("  %-12s %10.4g   %-15s   %s\n", duet_fit_term_names[i], rep->value[i], spread,
                rep->value[i] > 0 || i != DUET_FIT_MEM ? what[i] : "(no knee: beta at every size)");
+    }
     printf("  %-12s %10.4g   (the bytes of a call's buffers on a host that the cache holds)\n", "knee_MiB",
            m->knee_bytes / 1048576.0);
     const duet_fit_sample_t *w = rep->worst >= 0 ? &ss->s[rep->worst] : NULL;
@@ -290,7 +294,9 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
         for (int j = 0; j < ss.n; j++) ss.s[j].round_us = ss.round_us + (size_t)j * (size_t)rounds;
         duet_coll_model_t m = pair;
         duet_fit_report_t rep;
-        if (duet_coll_fit(ss.s, ss.n, rounds, &m, &rep) != DUET_OK) {
+        /* alpha as measured (around the ring at this rank count), not fitted: left free, the fit
+         * traded it against the per-call term from 4 ranks (docs/PERF.md, issue 20) */
+        if (duet_coll_fit_fixed(ss.s, ss.n, rounds, 1u << DUET_FIT_ALPHA, &m, &rep) != DUET_OK) {
             fprintf(stderr, "duet-perf: --calibrate: %s\n", duet_last_error());
             rc = 1;
         } else {
