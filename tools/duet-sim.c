@@ -301,7 +301,7 @@ int main(int argc, char **argv)
         if (s.heap) printf("# buffers in the symmetric heap: messages from %d bytes by reference\n", DUET_CHAN_BYREF_MIN);
         if (model.fit_err > 0)
             printf("# fitted terms: call %.3g us, step %.3g us, copy %.3g GB/s, memory %.3g GB/s past %.3g MiB, "
-                   "reduce %.3g GB/s (fit's median error %.0f%%)\n", model.call_us, model.step_us, model.copy_gbps,
+                   "reduce %.3g GB/s (fit's median error %.0f%%)\n", duet_coll_call_us(&model, s.kind), model.step_us, model.copy_gbps,
                    model.mem_gbps, model.knee_bytes / 1048576.0, model.reduce_gbps, 100 * model.fit_err);
         printf("# model: alpha %.4g us per message, beta %.4g GB/s (from %s)\n", model.alpha_us, model.beta_gbps,
                source);

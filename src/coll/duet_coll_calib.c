@@ -257,6 +257,7 @@ static duet_status_t measure_and_share(duet_comm_t c, const int *host, const int
     if (want[0] && (c->rank == 0 || c->rank == near)) {
         /* terms fitted with the old pair do not go with the new one (duet-perf --calibrate fits again) */
         m->call_us = m->step_us = m->copy_gbps = m->mem_gbps = m->knee_bytes = m->reduce_gbps = m->fit_err = 0;
+        memset(m->call_kind_us, 0, sizeof m->call_kind_us);
         st = measure(c, 0, near, m);
     }
     if (want[0] && host[c->rank] == host[0]) { /* then alpha around the ring of the host's ranks */

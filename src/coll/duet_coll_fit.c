@@ -7,17 +7,18 @@
 #include "coll/duet_coll_fit.h"
 #include "coll/duet_coll_predict.h"
 
-const char *const duet_fit_term_names[DUET_FIT_TERMS] = {"alpha_us",  "call_us",  "step_us",    "beta_gbps",
-                                                         "copy_gbps", "mem_gbps", "reduce_gbps"};
+const char *const duet_fit_term_names[DUET_FIT_TERMS] = {
+    "alpha_us", "step_us", "beta_gbps", "copy_gbps", "mem_gbps", "reduce_gbps", "call_allreduce_us",
+    "call_broadcast_us", "call_reduce_us", "call_allgather_us", "call_reducescatter_us", "call_alltoall_us"};
 
 #define KNEES 24          /* candidates: none, then 128 KiB << (k - 1) for k = 1..KNEES-1 */
 #define LINEARIZE 4       /* derivatives taken again at the new terms, this many times */
-#define SWEEPS_MAX 200000 /* coordinate descent on the normal equations: enough for 6 terms */
+#define SWEEPS_MAX 200000 /* coordinate descent on the normal equations: enough for 12 terms */
 #define BYTE_US_MIN 1e-9  /* per byte: 500 TB/s, the least a copy may cost (beta stays finite) */
 
-/* theta: the terms as the linear problem has them: us per message, per call, per step, per
- * byte of a staged message's side and of a single copy in the cache, per byte past it, per
- * byte reduced. */
+/* theta: the terms as the linear problem has them (duet_coll_fit.h's order): us per message,
+ * per step, per byte of a staged message's side and of a single copy in the cache, per byte
+ * past it, per byte reduced, per call of each collective. */
 typedef struct {
     double t[DUET_FIT_TERMS];
     double knee; /* bytes; 0: none */
@@ -28,17 +29,30 @@ static double gbps_of(double per_byte, double copies) { return per_byte > 0 ? co
 
 static theta_t theta_of(const duet_coll_model_t *m)
 {
-    theta_t th = {{m->alpha_us, m->call_us, m->step_us, per_byte_of(m->beta_gbps, 0.5),
-                   m->copy_gbps > 0 ? per_byte_of(m->copy_gbps, 1) : per_byte_of(m->beta_gbps, 0.5),
-                   per_byte_of(m->mem_gbps > 0 ? m->mem_gbps : m->beta_gbps, 0.5), per_byte_of(m->reduce_gbps, 1)},
-                  m->mem_gbps > 0 ? m->knee_bytes : 0};
+    theta_t th = {{0}, m->mem_gbps > 0 ? m->knee_bytes : 0};
+    th.t[DUET_FIT_ALPHA] = m->alpha_us;
+    th.t[DUET_FIT_STEP] = m->step_us;
+    th.t[DUET_FIT_BETA] = per_byte_of(m->beta_gbps, 0.5);
+    th.t[DUET_FIT_COPY] = m->copy_gbps > 0 ? per_byte_of(m->copy_gbps, 1) : per_byte_of(m->beta_gbps, 0.5);
+    th.t[DUET_FIT_MEM] = per_byte_of(m->mem_gbps > 0 ? m->mem_gbps : m->beta_gbps, 0.5);
+    th.t[DUET_FIT_REDUCE] = per_byte_of(m->reduce_gbps, 1);
+    for (int k = 0; k < DUET_MODEL_CALL_KINDS; k++) th.t[DUET_FIT_CALL + k] = duet_coll_call_us(m, (duet_coll_kind_t)k);
     return th;
+}
+
+/* The model's terms in the report's units (us, GB/s), in the fit's order. */
+static void values_of(const duet_coll_model_t *m, double v[DUET_FIT_TERMS])
+{
+    v[DUET_FIT_ALPHA] = m->alpha_us, v[DUET_FIT_STEP] = m->step_us, v[DUET_FIT_BETA] = m->beta_gbps;
+    v[DUET_FIT_COPY] = m->copy_gbps, v[DUET_FIT_MEM] = m->mem_gbps, v[DUET_FIT_REDUCE] = m->reduce_gbps;
+    for (int k = 0; k < DUET_MODEL_CALL_KINDS; k++) v[DUET_FIT_CALL + k] = m->call_kind_us[k];
 }
 
 static void model_of(const theta_t *th, duet_coll_model_t *m)
 {
     m->alpha_us = th->t[DUET_FIT_ALPHA] > 1e-4 ? th->t[DUET_FIT_ALPHA] : 1e-4;
-    m->call_us = th->t[DUET_FIT_CALL];
+    m->call_us = 0; /* each collective's own instead */
+    for (int k = 0; k < DUET_MODEL_CALL_KINDS; k++) m->call_kind_us[k] = th->t[DUET_FIT_CALL + k];
     m->step_us = th->t[DUET_FIT_STEP];
     m->beta_gbps = gbps_of(th->t[DUET_FIT_BETA] > BYTE_US_MIN ? th->t[DUET_FIT_BETA] : BYTE_US_MIN, 0.5);
     m->copy_gbps = gbps_of(th->t[DUET_FIT_COPY] > BYTE_US_MIN ? th->t[DUET_FIT_COPY] : BYTE_US_MIN, 1);
@@ -72,7 +86,7 @@ static grad_t gradient(const duet_fit_sample_t *s, const duet_coll_model_t *m)
     double h = duet_coll_copy_us_per_byte(m, &s->shape), one = duet_coll_single_us_per_byte(m, &s->shape);
     flat.mem_gbps = 0, flat.knee_bytes = 0, flat.beta_gbps = gbps_of(h, 0.5), flat.copy_gbps = gbps_of(one, 1);
     double base = predict(s, &flat, &g.ok);
-    g.d[DUET_FIT_CALL] = 1; /* added to every prediction */
+    if ((int)s->shape.kind < DUET_MODEL_CALL_KINDS) g.d[DUET_FIT_CALL + s->shape.kind] = 1; /* added to the prediction */
     double reduce_pb = per_byte_of(m->reduce_gbps, 1);
     for (int i = 0; g.ok && i < DUET_FIT_TERMS; i++) {
         duet_coll_model_t p = flat;
@@ -83,7 +97,7 @@ static grad_t gradient(const duet_fit_sample_t *s, const duet_coll_model_t *m)
         case DUET_FIT_BETA: step = 0.01 * h, p.beta_gbps = gbps_of(h + step, 0.5); break;
         case DUET_FIT_COPY: step = 0.01 * one, p.copy_gbps = gbps_of(one + step, 1); break;
         case DUET_FIT_REDUCE: step = fmax(0.01 * reduce_pb, 0.01 * h), p.reduce_gbps = gbps_of(reduce_pb + step, 1); break;
-        default: continue; /* call: 1; mem: from the copy's, by the share */
+        default: continue; /* calls: 1 for the sample's collective; mem: from the copy's, by the share */
         }
         int ok;
         double t = predict(s, &p, &ok);
@@ -221,12 +235,7 @@ duet_status_t duet_coll_fit_fixed(const duet_fit_sample_t *s, int n, int rounds,
     qsort(err, (size_t)used, sizeof *err, cmp_double);
     rep->samples = used;
     rep->err_median = used ? (used % 2 ? err[used / 2] : 0.5 * (err[used / 2 - 1] + err[used / 2])) : 0;
-    duet_coll_model_t shown = cur;
-    for (int i = 0; i < DUET_FIT_TERMS; i++) {
-        const double v[DUET_FIT_TERMS] = {shown.alpha_us,  shown.call_us,  shown.step_us,    shown.beta_gbps,
-                                          shown.copy_gbps, shown.mem_gbps, shown.reduce_gbps};
-        rep->value[i] = v[i];
-    }
+    values_of(&cur, rep->value);
     /* each round alone, at the final derivatives and knee: how far each term moves */
     if (rounds > 1) {
         for (int j = 0; j < n; j++) held[j] = duet_coll_cache_held(&cur, &s[j].shape);
@@ -239,8 +248,8 @@ duet_status_t duet_coll_fit_fixed(const duet_fit_sample_t *s, int n, int rounds,
             solve(s, n, g, held, best.knee > 0, us, fixed, &th);
             duet_coll_model_t mr = cur;
             model_of(&th, &mr);
-            const double v[DUET_FIT_TERMS] = {mr.alpha_us,  mr.call_us,  mr.step_us,    mr.beta_gbps,
-                                              mr.copy_gbps, mr.mem_gbps, mr.reduce_gbps};
+            double v[DUET_FIT_TERMS];
+            values_of(&mr, v);
             for (int i = 0; i < DUET_FIT_TERMS; i++) vals[(size_t)i * (size_t)rounds + (size_t)r] = v[i];
         }
         for (int i = 0; vals && i < DUET_FIT_TERMS; i++)

@@ -33,12 +33,15 @@ typedef struct {
     const double *round_us; /* each round's time (`rounds` of them, duet_coll_fit), or NULL */
 } duet_fit_sample_t;
 
+/* The terms: DUET_FIT_CALL + k is the call term of collective k (duet_coll_kind_t,
+ * allreduce .. all-to-all: duet_coll_model_t.call_kind_us). */
 enum {
-    DUET_FIT_ALPHA, DUET_FIT_CALL, DUET_FIT_STEP, DUET_FIT_BETA, DUET_FIT_COPY, DUET_FIT_MEM, DUET_FIT_REDUCE,
-    DUET_FIT_TERMS
+    DUET_FIT_ALPHA, DUET_FIT_STEP, DUET_FIT_BETA, DUET_FIT_COPY, DUET_FIT_MEM, DUET_FIT_REDUCE, DUET_FIT_CALL,
+    DUET_FIT_TERMS = DUET_FIT_CALL + DUET_MODEL_CALL_KINDS
 };
 
-/* The names of the terms, as --calibrate prints them: "alpha_us", "call_us", ... */
+/* The names of the terms, as --calibrate prints them: "alpha_us", "step_us", ...,
+ * "call_allreduce_us", ... */
 extern const char *const duet_fit_term_names[DUET_FIT_TERMS];
 
 typedef struct {

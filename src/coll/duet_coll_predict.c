@@ -248,7 +248,7 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
                 break;
             }
         double h = 0.5 / (gbps * 1e3);
-        *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h + m->call_us;
+        *us = 0.5 * alpha + (double)(a->nranks - 1) * line * h + duet_coll_call_us(m, a->kind);
         return DUET_OK;
     }
     duet_status_t st;
@@ -259,7 +259,7 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
     }
     double floor_us = st == DUET_OK ? lower_bound(al, a, m) : 0;
     if (st == DUET_OK && *us < floor_us) *us = floor_us;
-    if (st == DUET_OK) *us += m->call_us;
+    if (st == DUET_OK) *us += duet_coll_call_us(m, a->kind);
     return st;
 }
 

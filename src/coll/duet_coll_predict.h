@@ -29,7 +29,9 @@
  *                knee_bytes, a byte costs (knee/F) h + (1 - knee/F) h_mem, h_mem = 1/(2 mem);
  *   reduce       per byte reduced, beside its copy;
  *   step         per step a rank runs (the executor's bookkeeping, its polls);
- *   call         once per call (preparation, the executor's start and end): the same for every
+ *   call         once per call (preparation, the executor's start and end), one term per
+ *                collective (the fit finds 8-byte allgathers and broadcasts dearer to start than
+ *                allreduces: docs/PERF.md, issue 20), else one for every call: the same for every
  *                algorithm, it moves errors, not picks.
  *
  * No prediction is below its algorithm's critical path of messages: 2(n-1) alpha for a ring
@@ -101,6 +103,16 @@ static inline void duet_coll_model_link(const duet_coll_model_t *m, const duet_c
     int net = m->net_alpha_us > 0 && m->net_beta_gbps > 0 && duet_coll_across(a, x, y);
     *alpha_us = net ? m->net_alpha_us : m->alpha_us;
     *beta_gbps = net ? m->net_beta_gbps : m->beta_gbps;
+}
+
+_Static_assert(DUET_MODEL_CALL_KINDS == (int)DUET_COLL_ALLTOALL + 1,
+               "a call term for each collective, allreduce .. all-to-all");
+
+/* What a call of `kind` costs besides its messages and bytes under m: its own fitted term, or
+ * the one for every call (sends and receives: that one). */
+static inline double duet_coll_call_us(const duet_coll_model_t *m, duet_coll_kind_t kind)
+{
+    return (int)kind < DUET_MODEL_CALL_KINDS && m->call_kind_us[kind] > 0 ? m->call_kind_us[kind] : m->call_us;
 }
 
 /* One side of a staged message, per byte, for call a under model m (the shm pair), in us:

@@ -462,7 +462,7 @@ static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatyp
             snprintf(terms, sizeof terms, " (alpha %.3gus, beta %.3gGB/s, copy %.3gGB/s, mem %.3gGB/s past %.3gMiB, "
                      "reduce %.3gGB/s, step %.3gus, call %.3gus; fit err %.0f%%)", model.alpha_us, model.beta_gbps,
                      model.copy_gbps, model.mem_gbps, model.knee_bytes / 1048576.0, model.reduce_gbps, model.step_us,
-                     model.call_us, 100 * model.fit_err);
+                     duet_coll_call_us(&model, a->kind), 100 * model.fit_err);
         int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s%s, %s%s%s, %s:", kname, a->count * a->elem,
                             duet_dtype_name(dt), a->nranks, hosts, terms, a->gpu ? "gpu, " : "", place_name(place),
                             exchanged ? " (agreed by all ranks)" : "", duet_predict_how_name(pred.how));

@@ -128,6 +128,12 @@ static const struct {
     {"call_us", offsetof(duet_coll_model_t, call_us)},       {"step_us", offsetof(duet_coll_model_t, step_us)},
     {"copy_gbps", offsetof(duet_coll_model_t, copy_gbps)},   {"mem_gbps", offsetof(duet_coll_model_t, mem_gbps)},     {"knee_bytes", offsetof(duet_coll_model_t, knee_bytes)},
     {"reduce_gbps", offsetof(duet_coll_model_t, reduce_gbps)}, {"fit_err", offsetof(duet_coll_model_t, fit_err)},
+    {"call_allreduce_us", offsetof(duet_coll_model_t, call_kind_us[0])},
+    {"call_broadcast_us", offsetof(duet_coll_model_t, call_kind_us[1])},
+    {"call_reduce_us", offsetof(duet_coll_model_t, call_kind_us[2])},
+    {"call_allgather_us", offsetof(duet_coll_model_t, call_kind_us[3])},
+    {"call_reducescatter_us", offsetof(duet_coll_model_t, call_kind_us[4])},
+    {"call_alltoall_us", offsetof(duet_coll_model_t, call_kind_us[5])},
 };
 
 static void read_terms(const char *line, duet_coll_model_t *m)

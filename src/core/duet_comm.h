@@ -14,6 +14,7 @@
  * link (docs/NETWORK.md 2.7). The first pair is shared memory (or the GPU executor's, in the
  * GPU model); the net pair prices a message between ranks on different hosts, and is 0 where
  * there is no such link (then every message costs the first pair). */
+#define DUET_MODEL_CALL_KINDS 6 /* the collectives with a call term of their own */
 typedef struct {
     double alpha_us;  /* per message */
     double beta_gbps; /* bytes per ns */
@@ -25,6 +26,9 @@ typedef struct {
      * --calibrate` to a sweep of forced algorithms (duet_coll_fit.h); 0 where not fitted (the
      * plain alpha-beta model). They price the first pair's link class. */
     double call_us;     /* per call of the executor: preparing it, starting and ending it   */
+    double call_kind_us[DUET_MODEL_CALL_KINDS]; /* the same per collective (allreduce, broadcast,
+                         * reduce, allgather, reduce-scatter, all-to-all: coll/duet_coll.h's
+                         * order), as the fit finds them; 0: call_us                          */
     double step_us;     /* per step a rank runs, besides its bytes                          */
     double copy_gbps;   /* one copy: a local copy, a message by reference (0: 2 x beta)       */
     double mem_gbps;    /* beta once a call's bytes outgrow the cache (0: beta at any size)  */

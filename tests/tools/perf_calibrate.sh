@@ -2,8 +2,9 @@
 # tools.perf_calibrate: duet-perf --calibrate measures alpha and beta, forces every algorithm
 # of the collectives named over a sweep, fits the model's terms to the medians and saves
 # them. On 2 ranks, allreduce and reduce-scatter over 64 B .. 1 MiB by 4, 2 rounds: it must
-# succeed and print every term (alpha_us as measured and kept; call_us step_us beta_gbps
-# copy_gbps mem_gbps reduce_gbps with their spreads), the knee and the fit's error; the tune file's line for this machine must then
+# succeed and print every term (alpha_us as measured and kept; step_us beta_gbps copy_gbps
+# mem_gbps reduce_gbps and the call terms of the two collectives swept, with their spreads;
+# none for a collective not swept), the knee and the fit's error; the tune file's line for this machine must then
 # hold the fitted terms (fit_err > 0, alpha and beta positive); a later run's TUNE lines show
 # the fitted model, and duet-sim reads the same terms from the file.
 #     sh perf_calibrate.sh <duetrun> <duet-perf> <duet-sim>
@@ -18,15 +19,16 @@ rm -f "$tmp/tune.txt" # measured here, not pinned
     >"$tmp/out" 2>"$tmp/err" || fail "duet-perf --calibrate failed: $(tail -5 "$tmp/err")"
 grep -Eq "^  alpha_us +[0-9.e+-]+ +measured, kept" "$tmp/out" || fail "alpha is not the measured one: $(cat "$tmp/out")"
 grep -Eq "^calibrate: 2 ranks: alpha [0-9.]+ us \(ping-pong" "$tmp/out" || fail "no ping-pong alpha: $(head -1 "$tmp/out")"
-for term in call_us step_us beta_gbps copy_gbps mem_gbps reduce_gbps; do
+for term in step_us beta_gbps copy_gbps mem_gbps reduce_gbps call_allreduce_us call_reducescatter_us; do
     grep -Eq "^  $term +[0-9.e+-]+ +spread +[0-9]+ %" "$tmp/out" || fail "no line for $term: $(cat "$tmp/out")"
 done
+! grep -Eq '^  call_broadcast_us ' "$tmp/out" || fail "a call term for broadcast, which was not swept"
 grep -Eq '^  knee_MiB ' "$tmp/out" || fail "no knee line"
 grep -Eq '^  fit error: median [0-9.]+ %, worst [0-9]+ %' "$tmp/out" || fail "no fit error line: $(cat "$tmp/out")"
 grep -q "^calibrate: saved in $tmp/tune.txt" "$tmp/out" || fail "not saved: $(tail -2 "$tmp/out")"
 line=$(grep -v '^#' "$tmp/tune.txt" | grep 'ranks=2 hosts=1') || fail "no line for 2 ranks: $(cat "$tmp/tune.txt")"
 echo "$line" | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
-    END { exit !(v["fit_err"] > 0 && v["alpha_us"] > 0 && v["beta_gbps"] > 0 && ("step_us" in v) && ("call_us" in v) &&
+    END { exit !(v["fit_err"] > 0 && v["alpha_us"] > 0 && v["beta_gbps"] > 0 && ("step_us" in v) && ("call_allreduce_us" in v) &&
                  ("knee_bytes" in v) && ("copy_gbps" in v) && ("mem_gbps" in v) && ("reduce_gbps" in v)) }' ||
     fail "the tune file's line lacks the fitted terms: $line"
 # the fit's median error, as printed, is the file's fit_err

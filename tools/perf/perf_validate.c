@@ -248,18 +248,22 @@ static void print_fit(const perf_t *p, const samples_t *ss, const duet_coll_mode
            : "ping-pong, half a round trip", 100 * pair->alpha_spread, pair->beta_gbps, 100 * pair->beta_spread);
     printf("calibrate: the model fitted to %d forced calls (%zu B .. %zu B by %zu, buffers %s, medians of %d rounds):\n",
            rep->samples, p->minb, p->maxb, p->factor, p->bufs_in_heap ? "heap" : "host", ss->rounds);
-    static const char *const what[DUET_FIT_TERMS] = {"per message", "per call", "per step a rank runs",
-                                                     "a staged message's copies in the cache (two)",
-                                                     "a single copy in the cache (by reference, local)",
-                                                     "copies past the cache", "reductions, beside the copy"};
+    static const char *const what[DUET_FIT_TERMS] = {
+        "per message", "per step a rank runs", "a staged message's copies in the cache (two)",
+        "a single copy in the cache (by reference, local)", "copies past the cache", "reductions, beside the copy",
+        "per allreduce", "per broadcast", "per reduce", "per allgather", "per reduce-scatter", "per all-to-all"};
+    int swept[DUET_MODEL_CALL_KINDS] = {0};
+    for (int j = 0; j < ss->n; j++)
+        if ((int)ss->s[j].shape.kind < DUET_MODEL_CALL_KINDS) swept[ss->s[j].shape.kind] = 1;
     for (int i = 0; i < DUET_FIT_TERMS; i++) {
+        if (i >= DUET_FIT_CALL && !swept[i - DUET_FIT_CALL]) continue; /* a collective not swept: no term */
         char spread[32];
         if (i == DUET_FIT_ALPHA) snprintf(spread, sizeof spread, "measured, kept");
         else snprintf(spread, sizeof spread, "spread %4.0f %%", 100 * rep->spread[i]);
-        printf("  %-12s %10.4g   %-15s   %s\n", duet_fit_term_names[i], rep->value[i], spread,
+        printf("  %-21s %10.4g   %-15s   %s\n", duet_fit_term_names[i], rep->value[i], spread,
                rep->value[i] > 0 || i != DUET_FIT_MEM ? what[i] : "(no knee: beta at every size)");
     }
-    printf("  %-12s %10.4g   (the bytes of a call's buffers on a host that the cache holds)\n", "knee_MiB",
+    printf("  %-21s %10.4g   (the bytes of a call's buffers on a host that the cache holds)\n", "knee_MiB",
            m->knee_bytes / 1048576.0);
     const duet_fit_sample_t *w = rep->worst >= 0 ? &ss->s[rep->worst] : NULL;
     printf("  fit error: median %.1f %%, worst %.0f %% (%s %s, %zu bytes per rank)\n", 100 * rep->err_median,
