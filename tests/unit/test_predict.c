@@ -18,9 +18,9 @@
  * 2. One rank and empty calls: exact (a copy; nothing).
  * 3. Refusals: the analytic method refuses exactly the calls the builders refuse (rd
  *    allgather and rhd reduce-scatter off powers of two, all-to-all in place), 1..70 ranks.
- * 4. The method: simulated up to 16 ranks and small calls, per-rank model up to 4096 ranks
- *    and small schedules, analytic beyond; duet_coll_predict_all uses it for all candidates
- *    and its pick is the cheapest (the first on a tie), and honours `only`.
+ * 4. The method: simulated up to 16 ranks and small calls, simulated and extended in size
+ *    for larger calls up to 16 ranks, analytic beyond; duet_coll_predict_all uses it for all
+ *    candidates and its pick is the cheapest (the first on a tie), and honours `only`.
  * 5. Agreement of picks: at 64 and 256 ranks, where the simulator's best beats the runner-up
  *    by more than the tolerance, the analytic pick is the same algorithm.
  * 6. Scale: every form at 2^24 ranks and sizes up to 1 GiB, all finite, positive and
