@@ -40,7 +40,8 @@ typedef struct {
     int initialized;         /* shmem_init calls not yet finalized */
     duet_comm_t world;
     int me, npes;
-    int thread_level;
+    int thread_level;        /* what shmem_init_thread provided (shmem_init: MULTIPLE) */
+    int thread_asked;        /* 1 once shmem_init_thread set thread_level */
     _Atomic uint64_t *exit_word; /* symmetric: shmem_global_exit's status + 1, or 0 */
     long *scratch;           /* symmetric, npes longs: counts of the active-set collect */
 } shm_state_t;
@@ -161,6 +162,11 @@ typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);
 
 /* ---- teams (shmem_team.c): destroy those still alive, newest first (shmem_finalize) */
 SHM_HIDDEN void shm_team_destroy_all(void);
+/* SHMEM_TEAM_SHARED at shmem_init (collective over the world, after the symmetric `probe`
+ * address exists): the PEs whose memory this PE maps, the world itself when that is every PE;
+ * and its release at shmem_finalize. */
+SHM_HIDDEN void shm_team_setup_shared(const void *probe);
+SHM_HIDDEN void shm_team_release_shared(void);
 
 /* ---- memory (shmem_mem.c) */
 SHM_HIDDEN void shm_mem_forget_all(void);

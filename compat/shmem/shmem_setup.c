@@ -96,23 +96,26 @@ void shmem_init(void)
     shm_g.world = duet_comm_world();
     shm_g.me = duet_my_pe();
     shm_g.npes = duet_n_pes();
-    if (shm_g.thread_level == 0) shm_g.thread_level = SHMEM_THREAD_MULTIPLE;
-    /* Every PE of a Duet job shares memory with every other (one host, the shm transport):
-     * the shared team is the world. */
+    if (!shm_g.thread_asked) shm_g.thread_level = SHMEM_THREAD_MULTIPLE; /* plain shmem_init: every call is safe */
     setup_team(&shm_team_world, shm_g.world);
-    setup_team(&shm_team_shared, shm_g.world);
     shm_static_exchange();
     size_t scratch = sizeof(uint64_t) + (size_t)shm_g.npes * sizeof(long);
     char *block = duet_calloc(shm_g.world, 1, scratch);
     if (!block) shm_fail("shmem_init", duet_last_status());
     shm_g.exit_word = (_Atomic uint64_t *)(void *)block;
     shm_g.scratch = (long *)(void *)(block + sizeof(uint64_t));
+    shm_team_setup_shared(block); /* the PEs of this host (the world when all are on one) */
 }
 
+/* Every call is thread safe, so every level can be given: the one asked for, as other
+ * implementations answer (a program may check provided == requested). */
 int shmem_init_thread(int requested, int *provided)
 {
     if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) return 1;
-    shm_g.thread_level = SHMEM_THREAD_MULTIPLE; /* every call is thread safe */
+    if (!shm_g.initialized) {
+        shm_g.thread_level = requested;
+        shm_g.thread_asked = 1;
+    }
     shmem_init();
     if (provided) *provided = shm_g.thread_level;
     return 0;
@@ -130,12 +133,13 @@ void shmem_finalize(void)
     if (--shm_g.initialized > 0) return;
     shm_check(duet_barrier_all(), "shmem_finalize");
     shm_team_destroy_all(); /* "releases all resources": the teams the program did not destroy */
+    shm_team_release_shared();
     duet_free(shm_g.world, (void *)shm_g.exit_word);
     shm_g.exit_word = NULL;
     shm_g.scratch = NULL;
     shm_mem_forget_all();
     shm_static_release();
-    shm_team_world.comm = shm_team_shared.comm = NULL;
+    shm_team_world.comm = NULL;
     shm_check(duet_finalize(), "shmem_finalize");
 }
 

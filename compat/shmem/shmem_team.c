@@ -1,8 +1,9 @@
 /*
  * shmem_team.c — teams and contexts.
  *
- * A team is a Duet communicator: SHMEM_TEAM_WORLD is the world, SHMEM_TEAM_SHARED too (every
- * PE of a Duet job shares memory with every other), splits are duet_comm_split_strided /
+ * A team is a Duet communicator: SHMEM_TEAM_WORLD is the world, SHMEM_TEAM_SHARED the PEs
+ * whose memory this PE maps (shmem_ptr reaches them: its host's; the world when every PE is
+ * on one host, a split of it else), splits are duet_comm_split_strided /
  * duet_comm_split, which share the world's symmetric heap, so a symmetric address is the same
  * in every team. A team remembers its PEs' world numbers, for static-data accesses. A context
  * is a handle on a team: Duet's one-sided calls are thread safe and complete at quiet, so a
@@ -170,6 +171,40 @@ int shmem_team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config
     if (duet_comm_split(parent->comm, x, y, &col) != DUET_OK) return 1;
     if (make_team(row, xaxis_config, xaxis_mask, xaxis_team)) return 1;
     return make_team(col, yaxis_config, yaxis_mask, yaxis_team);
+}
+
+void shm_team_setup_shared(const void *probe)
+{
+    struct duet_shmem_team *t = &shm_team_shared;
+    int32_t mine = 1, every = 0, color = -1;
+    for (int pe = 0; pe < shm_g.npes; pe++) {
+        int mapped = pe == shm_g.me || duet_ptr(shm_g.world, probe, pe) != NULL;
+        if (mapped && color < 0) color = pe; /* the lowest PE this one maps names the group */
+        if (!mapped) mine = 0;
+    }
+    shm_check(duet_allreduce(&mine, &every, 1, DUET_INT32, DUET_MIN, shm_g.world, NULL), "shmem_init");
+    t->comm = shm_g.world;
+    t->world_pe = NULL;
+    if (!every) { /* some PE does not map every other: each host its own team */
+        duet_comm_t comm = NULL;
+        shm_check(duet_comm_split(shm_g.world, color, shm_g.me, &comm), "shmem_init");
+        t->comm = comm;
+        t->world_pe = malloc((size_t)duet_comm_size(comm) * sizeof(int));
+        if (!t->world_pe) shm_die("shmem_init", "out of host memory");
+        for (int pe = 0; pe < duet_comm_size(comm); pe++)
+            t->world_pe[pe] = duet_comm_translate_rank(comm, pe, shm_g.world);
+    }
+    t->my_pe = duet_comm_rank(t->comm);
+    t->n_pes = duet_comm_size(t->comm);
+}
+
+void shm_team_release_shared(void)
+{
+    struct duet_shmem_team *t = &shm_team_shared;
+    if (t->comm && t->comm != shm_g.world) shm_check(duet_comm_destroy(t->comm), "shmem_finalize");
+    free(t->world_pe);
+    t->world_pe = NULL;
+    t->comm = NULL;
 }
 
 void shmem_team_destroy(shmem_team_t team)

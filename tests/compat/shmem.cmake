@@ -36,6 +36,13 @@ function(duet_shmem_test prog)
 endfunction()
 
 duet_shmem_test(shmem_setup RANKS 1 3 DUETCC)       # setup, memory, shmem_ptr, static data
+duet_shmem_test(shmem_thread RANKS 4)               # shmem_init_thread: each level as asked
+duet_shmem_test(shmem_shared RANKS 1 3)             # SHMEM_TEAM_SHARED: the PEs shmem_ptr reaches
+if(DUET_HAVE_UCX) # every other PE over the network: the shared team is part of the world
+  add_test(NAME net.force.shmem_shared.4 COMMAND $<TARGET_FILE:duetrun> -n 4 --timeout 60 $<TARGET_FILE:shmem_shared>)
+  set_tests_properties(net.force.shmem_shared.4 PROPERTIES LABELS net TIMEOUT 90
+                       ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp")
+endif()
 duet_shmem_test(shmem_rma   RANKS 1 2 5)            # every RMA form, heap and static
 duet_shmem_test(shmem_amo   RANKS 2 3 8 TIMEOUT 90) # every AMO; PEs x threads contention, locks
 duet_shmem_test(shmem_sync  RANKS 1 2 4)            # wait/test forms, signals, fence

@@ -177,6 +177,32 @@ int main(int argc, char **argv)
     ST_EXPECT(shmem_atomic_fetch(gl, 0) == 4L * npes, "generic fetch");
     ST_EXPECT(shmem_atomic_compare_swap(&pair[1], 0xDEADBEEFu, 0xDEADBEEFu, 0) == 0xDEADBEEFu, "generic cswap");
     shmem_barrier_all();
+    /* the generic bitwise AMOs on int32_t and int64_t (rows of the 1.4 / 1.5 tables): every PE
+     * sets its own bit on PE 0, fetching and not; the last PE then clears and flips them */
+    int32_t *b32 = shmem_calloc(2, sizeof(int32_t));
+    int64_t *b64 = shmem_calloc(1, sizeof(int64_t));
+    shmem_barrier_all();
+    shmem_atomic_or(&b32[0], (int32_t)1 << (me % 31), 0);
+    (void)shmem_atomic_fetch_or(b64, (int64_t)1 << (me % 63), 0);
+    shmem_barrier_all();
+    int32_t want32 = 0;
+    int64_t want64 = 0;
+    for (int p = 0; p < npes; p++) want32 |= (int32_t)1 << (p % 31), want64 |= (int64_t)1 << (p % 63);
+    if (me == npes - 1) {
+        ST_EXPECT(shmem_atomic_fetch(&b32[0], 0) == want32, "generic int32_t or: %x, want %x", (unsigned)b32[0],
+                  (unsigned)want32);
+        ST_EXPECT(shmem_atomic_fetch_and(b64, (int64_t)1, 0) == want64, "generic int64_t fetch_and");
+        shmem_atomic_xor(&b32[0], (int32_t)-1, 0);
+        ST_EXPECT(shmem_atomic_fetch_xor(&b32[0], (int32_t)0, 0) == ~want32, "generic int32_t xor");
+        shmem_atomic_and(&b32[0], (int32_t)0, 0);
+        ST_EXPECT(shmem_int32_atomic_fetch(&b32[0], 0) == 0 && shmem_int64_atomic_fetch(b64, 0) == 1 &&
+                      shmem_int32_atomic_fetch(&b32[1], 0) == 0,
+                  "generic int32_t and / int64_t and: %d, %lld (the next word %d)", shmem_int32_atomic_fetch(&b32[0], 0),
+                  (long long)shmem_int64_atomic_fetch(b64, 0), shmem_int32_atomic_fetch(&b32[1], 0));
+    }
+    shmem_barrier_all();
+    shmem_free(b64);
+    shmem_free(b32);
 
     h_count = shmem_calloc(1, sizeof(long));
     h_lock = shmem_calloc(1, sizeof(long));

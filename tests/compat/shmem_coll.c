@@ -68,6 +68,43 @@ static void collectives(shmem_team_t team, long *dst, long *src, const char *whe
     shmem_sum_reduce(team, go, gi, 2);
     ST_EXPECT(go[0] == tn * (tn - 1) / 2, "generic sum_reduce (%s)", where);
     shmem_team_sync(team);
+    /* the generic bitwise reductions on int8_t .. int64_t (1.5 rows): every PE's bit, or'ed,
+     * and'ed (each PE clears its own) and xor'ed */
+#define ST_GEN_BIT_(T, BITS)                                                                      \
+    do {                                                                                           \
+        T *in = (T *)(void *)src, *out = (T *)(void *)dst, bit = (T)((T)1 << (tme % (BITS - 1)));   \
+        T all = 0;                                                                                 \
+        for (int p = 0; p < tn; p++) all = (T)(all | (T)((T)1 << (p % (BITS - 1))));               \
+        *in = bit;                                                                                 \
+        ST_EXPECT(shmem_or_reduce(team, out, in, 1) == 0 && *out == all, "generic or_reduce of " #T \
+                  " (%s)", where);                                                                 \
+        *in = (T)~bit;                                                                             \
+        ST_EXPECT(shmem_and_reduce(team, out, in, 1) == 0 && *out == (T)~all, "generic and_reduce of " #T \
+                  " (%s)", where);                                                                 \
+        *in = bit;                                                                                 \
+        T x = 0;                                                                                   \
+        for (int p = 0; p < tn; p++) x = (T)(x ^ (T)((T)1 << (p % (BITS - 1))));                   \
+        ST_EXPECT(shmem_xor_reduce(team, out, in, 1) == 0 && *out == x, "generic xor_reduce of " #T \
+                  " (%s)", where);                                                                 \
+        shmem_team_sync(team);                                                                     \
+    } while (0)
+    ST_GEN_BIT_(int8_t, 8);
+    ST_GEN_BIT_(int16_t, 16);
+    ST_GEN_BIT_(int32_t, 32);
+    ST_GEN_BIT_(int64_t, 64);
+#undef ST_GEN_BIT_
+    /* OpenSHMEM 1.5's one-argument shmem_sync: a put to the right neighbour, quiet, sync, and
+     * each PE finds its left neighbour's value */
+    dst[0] = -1;
+    shmem_team_sync(team);
+    long mine = 7000 + tme;
+    int right = shmem_team_translate_pe(team, (tme + 1) % tn, SHMEM_TEAM_WORLD);
+    shmem_long_put(dst, &mine, 1, right);
+    shmem_quiet();
+    ST_EXPECT(shmem_sync(team) == 0, "shmem_sync(team) (%s)", where);
+    ST_EXPECT(dst[0] == 7000 + (tme + tn - 1) % tn, "after shmem_sync(team): %ld, want the left neighbour's %d (%s)",
+              dst[0], 7000 + (tme + tn - 1) % tn, where);
+    shmem_team_sync(team);
 }
 
 int main(int argc, char **argv)

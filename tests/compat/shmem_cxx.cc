@@ -189,6 +189,30 @@ int main()
     EXPECT(dmax[0] == (n - 1) * 0.5 && dmax[1] == 0, "double max %g %g", dmax[0], dmax[1]);
     EXPECT((uand[0] & 0xF0u) == 0xF0u && (n == 1 || (uand[0] & 0xFu) == 0), "uint and %x", uand[0]);
     EXPECT(csum[0] == std::complex<double>(n * (n - 1) / 2.0, n), "complex sum (%g, %g)", csum[0].real(), csum[0].imag());
+    /* the bitwise overloads on the signed fixed-width types (1.5 rows): or of every PE's bit */
+    int32_t *s32 = static_cast<int32_t *>(shmem_malloc(2 * sizeof(int32_t)));
+    int8_t *s8 = static_cast<int8_t *>(shmem_malloc(2));
+    s32[0] = (int32_t)1 << (me % 31), s8[0] = (int8_t)(1 << (me % 7));
+    shmem_barrier_all();
+    EXPECT(shmem_or_reduce(SHMEM_TEAM_WORLD, s32 + 1, s32, 1) == 0 && shmem_or_reduce(SHMEM_TEAM_WORLD, s8 + 1, s8, 1) == 0,
+           "or_reduce of int32_t / int8_t rc");
+    int32_t w32 = 0;
+    int w8 = 0;
+    for (int p = 0; p < n; p++) w32 |= (int32_t)1 << (p % 31), w8 |= 1 << (p % 7);
+    EXPECT(s32[1] == w32 && s8[1] == (int8_t)w8, "or_reduce of int32_t %x (want %x), int8_t %x (want %x)",
+           (unsigned)s32[1], (unsigned)w32, (unsigned)(uint8_t)s8[1], (unsigned)(uint8_t)w8);
+    shmem_barrier_all();
+    int64_t *a64 = static_cast<int64_t *>(shmem_calloc(1, sizeof(int64_t)));
+    shmem_barrier_all();
+    shmem_atomic_or(a64, (int64_t)1 << (me % 63), 0);
+    shmem_barrier_all();
+    int64_t w64 = 0;
+    for (int p = 0; p < n; p++) w64 |= (int64_t)1 << (p % 63);
+    EXPECT(shmem_atomic_fetch_xor(a64, (int64_t)0, 0) == w64, "int64_t atomic or");
+    shmem_barrier_all();
+    shmem_free(a64);
+    shmem_free(s8);
+    shmem_free(s32);
     long lmin[1] = {0}, lsrc[1] = {100L - me};
     long *lm = static_cast<long *>(shmem_malloc(sizeof(long)));
     lm[0] = lsrc[0];

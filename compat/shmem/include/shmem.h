@@ -424,6 +424,13 @@ void shmem_udcflush_line(void *dest);
 /* active-set collectives: the PEs PE_start + i * 2^logPE_stride, i < PE_size */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* OpenSHMEM 1.5's shmem_sync(team), beside the deprecated four-argument form above (the
+ * library's symbol): the number of arguments picks shmem_team_sync or the function. A name
+ * used without a call, &shmem_sync, is the four-argument function. */
+#define DUET_SHMEM_SYNC_PICK_(a1, a2, a3, a4, name, ...) name
+#define shmem_sync(...)                                                                            \
+    DUET_SHMEM_SYNC_PICK_(__VA_ARGS__, shmem_sync, duet_shmem_sync_takes_1_or_4_arguments,          \
+                          duet_shmem_sync_takes_1_or_4_arguments, shmem_team_sync, 0)(__VA_ARGS__)
 #define SHMEM_DECL_DEP_COLL_(S)                                                                \
     void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,        \
                             int PE_start, int logPE_stride, int PE_size, long *pSync);         \

@@ -41,13 +41,20 @@ struct duet_shmem_no_such_type_ { int unused_; };
 /* point-to-point: the AMO types and the deprecated short and unsigned short */
 #define SHMEM_G_SYNC_(E, OP) E(short, short, OP) E(unsigned short, ushort, OP) SHMEM_G_AMO_(E, OP)
 #define SHMEM_G_AMO_EXT_(E, OP) SHMEM_G_AMO_(E, OP) E(float, float, OP) E(double, double, OP)
-#define SHMEM_G_AMO_BIT_(E, OP)                                                                \
+/* the unsigned rows of the bitwise tables (uint32_t, uint64_t, size_t are among them) */
+#define SHMEM_G_UNSIGNED_BIT_(E, OP)                                                           \
     E(unsigned int, uint, OP) E(unsigned long, ulong, OP) E(unsigned long long, ulonglong, OP)
+/* bitwise AMOs: also int32_t and int64_t, rows of the 1.4 / 1.5 tables (each a standard type
+ * no other row is: int and long here) */
+#define SHMEM_G_AMO_BIT_(E, OP) SHMEM_G_UNSIGNED_BIT_(E, OP) E(int32_t, int32, OP) E(int64_t, int64, OP)
+/* bitwise reductions: the unsigned rows, and int8_t .. int64_t (1.5 rows) */
 #define SHMEM_G_BIT_RED_(E, OP)                                                                \
-    E(unsigned char, uchar, OP) E(unsigned short, ushort, OP) SHMEM_G_AMO_BIT_(E, OP)
+    E(unsigned char, uchar, OP) E(unsigned short, ushort, OP) SHMEM_G_UNSIGNED_BIT_(E, OP)     \
+    E(int8_t, int8, OP) E(int16_t, int16, OP) E(int32_t, int32, OP) E(int64_t, int64, OP)
 #define SHMEM_G_MINMAX_RED_(E, OP)                                                             \
     E(char, char, OP) E(signed char, schar, OP) E(short, short, OP) E(int, int, OP)            \
-    E(long, long, OP) E(long long, longlong, OP) SHMEM_G_BIT_RED_(E, OP) E(float, float, OP)   \
+    E(long, long, OP) E(long long, longlong, OP) E(unsigned char, uchar, OP)                   \
+    E(unsigned short, ushort, OP) SHMEM_G_UNSIGNED_BIT_(E, OP) E(float, float, OP)             \
     E(double, double, OP) E(long double, longdouble, OP)
 #define SHMEM_G_ARITH_RED_(E, OP)                                                              \
     SHMEM_G_MINMAX_RED_(E, OP) E(double _Complex, complexd, OP) E(float _Complex, complexf, OP)
@@ -225,14 +232,16 @@ struct duet_shmem_no_such_type_ { int unused_; };
     X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                     \
     X(unsigned long, ulong) X(unsigned long long, ulonglong)
 #define SHMEM_CXX_AMO_EXT_TYPES_(X) SHMEM_CXX_AMO_TYPES_(X) X(float, float) X(double, double)
-#define SHMEM_CXX_AMO_BIT_TYPES_(X)                                                            \
+#define SHMEM_CXX_UNSIGNED_BIT_TYPES_(X)                                                       \
     X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)
+#define SHMEM_CXX_AMO_BIT_TYPES_(X) SHMEM_CXX_UNSIGNED_BIT_TYPES_(X) X(int32_t, int32) X(int64_t, int64)
 #define SHMEM_CXX_BIT_RED_TYPES_(X)                                                            \
-    X(unsigned char, uchar) X(unsigned short, ushort) SHMEM_CXX_AMO_BIT_TYPES_(X)
+    X(unsigned char, uchar) X(unsigned short, ushort) SHMEM_CXX_UNSIGNED_BIT_TYPES_(X)         \
+    X(int8_t, int8) X(int16_t, int16) X(int32_t, int32) X(int64_t, int64)
 #define SHMEM_CXX_MINMAX_RED_TYPES_(X)                                                         \
     X(char, char) X(signed char, schar) X(short, short) X(int, int) X(long, long)              \
-    X(long long, longlong) SHMEM_CXX_BIT_RED_TYPES_(X) X(float, float) X(double, double)       \
-    X(long double, longdouble)
+    X(long long, longlong) X(unsigned char, uchar) X(unsigned short, ushort)                   \
+    SHMEM_CXX_UNSIGNED_BIT_TYPES_(X) X(float, float) X(double, double) X(long double, longdouble)
 #define SHMEM_CXX_ARITH_RED_TYPES_(X) SHMEM_CXX_MINMAX_RED_TYPES_(X) SHMEM_X_COMPLEX_TYPES(X)
 
 /* ---- RMA and the team collectives over them */
