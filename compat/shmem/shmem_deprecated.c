@@ -43,4 +43,5 @@ void shmem_udcflush_line(void *dest) { (void)dest; }
 SHMEM_X_DEP_AMO_TYPES(SHM_DEP_AMO_)
 SHMEM_X_DEP_AMO_EXT_TYPES(SHM_DEP_AMO_EXT_)
 
-long shmem_swap(long *dest, long value, int pe) { return shmem_long_atomic_swap(dest, value, pe); }
+/* (the name in parentheses: shmem_generic.h makes shmem_swap a type-generic macro in C11) */
+long(shmem_swap)(long *dest, long value, int pe) { return shmem_long_atomic_swap(dest, value, pe); }

@@ -209,7 +209,17 @@ int main()
     int64_t w64 = 0;
     for (int p = 0; p < n; p++) w64 |= (int64_t)1 << (p % 63);
     EXPECT(shmem_atomic_fetch_xor(a64, (int64_t)0, 0) == w64, "int64_t atomic or");
+    /* the 1.3 generic names as overloads: an int swap is 32 bits, its neighbour untouched */
+    int *ip = static_cast<int *>(shmem_calloc(2, sizeof(int)));
+    ip[1] = 0x5a5a;
     shmem_barrier_all();
+    if (me == 0) {
+        EXPECT(shmem_swap(&ip[0], 3, n - 1) == 0 && shmem_fadd(&ip[0], 2, n - 1) == 3 && shmem_fetch(&ip[0], n - 1) == 5,
+               "1.3 generic swap / fadd / fetch on int");
+        EXPECT(shmem_fetch(&ip[1], n - 1) == 0x5a5a, "the neighbouring int changed");
+    }
+    shmem_barrier_all();
+    shmem_free(ip);
     shmem_free(a64);
     shmem_free(s8);
     shmem_free(s32);

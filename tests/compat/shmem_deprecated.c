@@ -138,6 +138,35 @@ int main(int argc, char **argv)
     }
     shmem_barrier_all();
     shfree(l);
+    /* the 1.3 generic names pick by the target's type: a swap on a 32-bit int exchanges 32 bits
+     * (its neighbour untouched), and every name works on int, long, long long (and float,
+     * double for swap / fetch / set) */
+    int *pair = shmalloc(2 * sizeof(int));
+    long long *ll = shmalloc(sizeof(long long));
+    double *dd = shmalloc(sizeof(double));
+    pair[0] = 0, pair[1] = 0x5a5a5a5a, *ll = 0, *dd = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        int tgt = npes - 1;
+        ST_EXPECT(shmem_swap(&pair[0], 11, tgt) == 0 && shmem_fetch(&pair[0], tgt) == 11 &&
+                      shmem_fetch(&pair[1], tgt) == 0x5a5a5a5a,
+                  "generic swap on int: %d, the next int %x", shmem_int_fetch(&pair[0], tgt),
+                  (unsigned)shmem_int_fetch(&pair[1], tgt));
+        ST_EXPECT(shmem_cswap(&pair[0], 11, 12, tgt) == 11 && shmem_finc(&pair[0], tgt) == 12, "generic cswap/finc int");
+        shmem_inc(&pair[0], tgt);
+        shmem_add(&pair[0], 10, tgt);
+        ST_EXPECT(shmem_fadd(&pair[0], 1, tgt) == 24 && shmem_fetch(&pair[0], tgt) == 25, "generic add/inc/fadd int");
+        shmem_set(ll, 1LL << 40, tgt);
+        shmem_add(ll, 3LL, tgt);
+        ST_EXPECT(shmem_swap(ll, 9LL, tgt) == (1LL << 40) + 3 && shmem_fetch(ll, tgt) == 9LL, "generic long long");
+        shmem_set(dd, 2.25, tgt);
+        ST_EXPECT(shmem_swap(dd, 4.5, tgt) == 2.25 && shmem_fetch(dd, tgt) == 4.5, "generic double swap/set/fetch");
+        ST_EXPECT(shmem_fetch(&pair[1], tgt) == 0x5a5a5a5a, "the neighbouring int changed");
+    }
+    shmem_barrier_all();
+    shfree(dd);
+    shfree(ll);
+    shfree(pair);
     shmem_clear_cache_inv();
     shmem_udcflush();
     int rc = st_finish();

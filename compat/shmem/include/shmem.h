@@ -472,7 +472,7 @@ SHMEM_X_TOALL_ARITH_TYPES(SHMEM_DECL_TOALL_ARITH_)
     void shmem_##N##_add(T *dest, T value, int pe);
 SHMEM_X_DEP_AMO_TYPES(SHMEM_DECL_DEP_AMO_)
 SHMEM_X_DEP_AMO_EXT_TYPES(SHMEM_DECL_DEP_AMO_EXT_)
-long shmem_swap(long *dest, long value, int pe);
+long shmem_swap(long *dest, long value, int pe); /* the 1.0 function; in C11 and C++ a generic name */
 
 #define SHMEM_X_DEP_WAIT_TYPES(X)                                                              \
     X(short, short) X(int, int) X(long, long) X(long long, longlong)

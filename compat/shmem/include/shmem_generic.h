@@ -218,6 +218,21 @@ struct duet_shmem_no_such_type_ { int unused_; };
 #define shmem_sum_reduce(...) SHMEM_GEN_COLL_(SHMEM_G_ARITH_RED_, sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) SHMEM_GEN_COLL_(SHMEM_G_ARITH_RED_, prod_reduce, __VA_ARGS__)
 
+/* ---- the 1.3 generic atomics (deprecated since 1.4): on int, long, long long, and for swap,
+ * fetch and set also float and double. shmem_swap is also the 1.0 function on long (its symbol
+ * stays); as a generic name it picks by the target's type, so a 32-bit int gets a 32-bit
+ * exchange */
+#define SHMEM_G_DEP_AMO_(E, OP) E(int, int, OP) E(long, long, OP) E(long long, longlong, OP)
+#define SHMEM_G_DEP_AMO_EXT_(E, OP) SHMEM_G_DEP_AMO_(E, OP) E(float, float, OP) E(double, double, OP)
+#define shmem_swap(dest, value, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_EXT_, *(dest), swap)(dest, value, pe)
+#define shmem_fetch(source, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_EXT_, *(source), fetch)(source, pe)
+#define shmem_set(dest, value, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_EXT_, *(dest), set)(dest, value, pe)
+#define shmem_cswap(dest, cond, value, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_, *(dest), cswap)(dest, cond, value, pe)
+#define shmem_finc(dest, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_, *(dest), finc)(dest, pe)
+#define shmem_inc(dest, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_, *(dest), inc)(dest, pe)
+#define shmem_fadd(dest, value, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_, *(dest), fadd)(dest, value, pe)
+#define shmem_add(dest, value, pe) SHMEM_GEN_(SHMEM_G_DEP_AMO_, *(dest), add)(dest, value, pe)
+
 #elif defined(__cplusplus)
 
 /* C++: every generic name of 1.5 as overloaded inline functions over the same standard C
@@ -386,7 +401,25 @@ struct duet_shmem_no_such_type_ { int unused_; };
 #define SHMEM_CXX_REDUCE_MINMAX_(T, N) SHMEM_X_MINMAX_OPS(SHMEM_CXX_REDUCE_, T, N)
 #define SHMEM_CXX_REDUCE_ARITH_(T, N) SHMEM_X_ARITH_OPS(SHMEM_CXX_REDUCE_, T, N)
 
+/* ---- the 1.3 generic atomics (deprecated since 1.4); shmem_swap on long is the 1.0 function */
+#define SHMEM_CXX_DEP_AMO_EXT_(T, N)                                                           \
+    inline T shmem_fetch(const T *s, int pe) { return shmem_##N##_fetch(s, pe); }            \
+    inline void shmem_set(T *d, T v, int pe) { shmem_##N##_set(d, v, pe); }
+#define SHMEM_CXX_DEP_SWAP_(T, N)                                                              \
+    inline T shmem_swap(T *d, T v, int pe) { return shmem_##N##_swap(d, v, pe); }
+#define SHMEM_CXX_DEP_AMO_(T, N)                                                               \
+    SHMEM_CXX_DEP_AMO_EXT_(T, N)                                                               \
+    inline T shmem_cswap(T *d, T c, T v, int pe) { return shmem_##N##_cswap(d, c, v, pe); }   \
+    inline T shmem_finc(T *d, int pe) { return shmem_##N##_finc(d, pe); }                    \
+    inline void shmem_inc(T *d, int pe) { shmem_##N##_inc(d, pe); }                           \
+    inline T shmem_fadd(T *d, T v, int pe) { return shmem_##N##_fadd(d, v, pe); }            \
+    inline void shmem_add(T *d, T v, int pe) { shmem_##N##_add(d, v, pe); }
+
 extern "C++" {
+SHMEM_X_DEP_AMO_TYPES(SHMEM_CXX_DEP_AMO_)
+SHMEM_X_DEP_AMO_EXT_TYPES(SHMEM_CXX_DEP_AMO_EXT_)
+SHMEM_CXX_DEP_SWAP_(int, int) SHMEM_CXX_DEP_SWAP_(long long, longlong)
+SHMEM_CXX_DEP_SWAP_(float, float) SHMEM_CXX_DEP_SWAP_(double, double)
 SHMEM_CXX_TYPES_(SHMEM_CXX_RMA_)
 SHMEM_CXX_AMO_EXT_TYPES_(SHMEM_CXX_AMO_EXT_)
 SHMEM_CXX_AMO_TYPES_(SHMEM_CXX_AMO_)
