@@ -13,7 +13,8 @@
  * 8-byte messages (alpha = half a round trip) and stream chunk-sized messages (beta = time per
  * byte, copy in and out included); with more than two ranks on rank 0's host, the shm alpha is
  * then taken around the ring of all of them (measure_ring: what a step costs when they all
- * run; the tune file's key holds the rank layout, so each count has its own). Without a measurement the net pair defaults to 20 us and
+ * run; the tune file's key holds the rank layout, so each count has its own). Without a
+ * measurement the net pair defaults to 20 us and
  * 0.5 GB/s: Duet's put latency (19.9 us, half a round trip) and put bandwidth (0.48-0.65 GB/s,
  * 1-16 MiB) between two namespace hosts over veth TCP, docs/PERF.md "Duet's net transport
  * against ucx_perftest". Rank 0 decides and broadcasts, so every rank of a communicator uses the

@@ -53,8 +53,6 @@ typedef struct {
     int fd;                              /* VMM: its exported descriptor */
 } local_t;
 
-static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 static int cuda_off(void)
 {
     const char *v = duet_cfg()->cuda;
@@ -94,7 +92,7 @@ static void probe(gpu_info_t *mine, local_t *loc, int local_rank, int device)
     }
     size_t want_bytes = DUET_CUDA_SYNC_BYTES + duet_cfg()->cuda_heap_size;
     size_t gran = 2u << 20;
-    mine->part_bytes = round_up(want_bytes, gran);
+    mine->part_bytes = duet_cuda_round_up(want_bytes, gran);
     if (strcasecmp(duet_cfg()->cuda, "ipc") == 0) {
         DUET_LOG(INFO, CUDA, "DUET_CUDA=ipc: the GPU heap uses cudaMalloc + cudaIpc");
         return;
@@ -109,17 +107,13 @@ static void probe(gpu_info_t *mine, local_t *loc, int local_rank, int device)
         DUET_LOG(INFO, CUDA, "device %d: no VMM with POSIX-fd handles; the GPU heap uses cudaIpc", dev);
         return;
     }
-    CUmemAllocationProp prop = {0};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = dev;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemAllocationProp prop = duet_cuda_heap_prop(dev);
     size_t g = 0;
     CUresult r = cu->MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     if (r == CUDA_SUCCESS && g > gran) gran = g;
     mine->gran = gran;
-    mine->part_bytes = round_up(want_bytes, gran);
-    mine->first_bytes = round_up(DUET_CUDA_HEAP_FIRST, gran);
+    mine->part_bytes = duet_cuda_round_up(want_bytes, gran);
+    mine->first_bytes = duet_cuda_round_up(DUET_CUDA_HEAP_FIRST, gran);
     if (mine->first_bytes > mine->part_bytes) mine->first_bytes = mine->part_bytes;
     if (r == CUDA_SUCCESS) r = cu->MemCreate(&loc->handle, mine->first_bytes, &prop, 0);
     if (r != CUDA_SUCCESS) {

@@ -48,17 +48,11 @@ duet_status_t duet_cuda_heap_map(duet_cuda_heap_t *g, CUmemGenericAllocationHand
     return DUET_OK;
 }
 
-static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 /* Step 2: my own new segment, mapped, and its fd (or -1 and the error). */
 static duet_status_t make_mine(duet_cuda_heap_t *g, size_t off, size_t len, int *fd)
 {
     const duet_cu_t *cu = duet_cu();
-    CUmemAllocationProp prop = {0};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = g->device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemAllocationProp prop = duet_cuda_heap_prop(g->device);
     CUmemGenericAllocationHandle hd;
     *fd = -1;
     CUresult r = cu->MemCreate(&hd, len, &prop, 0);
@@ -104,7 +98,7 @@ static duet_status_t new_end(duet_cuda_heap_t *g, duet_boot_t *b, size_t need, s
     if (g->nseg >= DUET_CUDA_HEAP_SEGS)
         return DUET_FAIL(DUET_ERR_NO_MEMORY, CUDA, "%s: the GPU heap has %d segments, the most it holds", fn,
                          g->nseg);
-    size_t e = round_up(want, g->gran);
+    size_t e = duet_cuda_round_up(want, g->gran);
     if (e < 2 * have) e = 2 * have;
     *end = e < g->part_bytes ? e : g->part_bytes;
     return DUET_OK;

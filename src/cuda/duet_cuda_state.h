@@ -50,6 +50,21 @@ static inline size_t duet_cuda_heap_mapped(const duet_cuda_heap_t *g)
     return __atomic_load_n(&g->mapped, __ATOMIC_ACQUIRE);
 }
 
+/* x rounded up to a multiple of a (a granularity). */
+static inline size_t duet_cuda_round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* What every segment of a VMM part is made as: pinned memory of `device` with a POSIX-fd
+ * handle (the other ranks of the host import it). */
+static inline CUmemAllocationProp duet_cuda_heap_prop(int device)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return prop;
+}
+
 /* Maps `len` bytes of allocation hd at offset off of pe's part (VMM), readable and writable
  * by my device. */
 duet_status_t duet_cuda_heap_map(duet_cuda_heap_t *g, CUmemGenericAllocationHandle hd, int pe, size_t off,

@@ -300,23 +300,22 @@ static void rma_sequence(char *src, char *dst, char *got, uint64_t *sig, int rep
     CHECK_OK(duet_barrier_on_stream(W, s)); /* nobody sets its source again while it is read */
 }
 
+/* Every byte of the block `dev` is rank from's byte of replay rep (`how`: put by / got from). */
+static void check_block(const char *dev, int rep, int from, const char *how, char *host, const char *when)
+{
+    CU(cudaMemcpy(host, dev, RMA_BYTES, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < RMA_BYTES; i++)
+        if ((uint8_t)host[i] != byte_of(rep, from)) {
+            FAIL("%s, replay %d: byte %zu %s rank %d is %u, want %u", when, rep, i, how, from, (uint8_t)host[i],
+                 byte_of(rep, from));
+            break;
+        }
+}
+
 static void check_rma(const char *dst, const char *got, int rep, char *host, const char *when)
 {
-    int left = (me + npes - 1) % npes, right = (me + 1) % npes;
-    CU(cudaMemcpy(host, dst, RMA_BYTES, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < RMA_BYTES; i++)
-        if ((uint8_t)host[i] != byte_of(rep, left)) {
-            FAIL("%s, replay %d: byte %zu put by rank %d is %u, want %u", when, rep, i, left, (uint8_t)host[i],
-                 byte_of(rep, left));
-            break;
-        }
-    CU(cudaMemcpy(host, got, RMA_BYTES, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < RMA_BYTES; i++)
-        if ((uint8_t)host[i] != byte_of(rep, right)) {
-            FAIL("%s, replay %d: byte %zu got from rank %d is %u, want %u", when, rep, i, right, (uint8_t)host[i],
-                 byte_of(rep, right));
-            break;
-        }
+    check_block(dst, rep, (me + npes - 1) % npes, "put by", host, when);
+    check_block(got, rep, (me + 1) % npes, "got from", host, when);
 }
 
 static void test_rma_replay(void)
