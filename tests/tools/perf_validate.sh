@@ -48,4 +48,11 @@ done
 pick=$(grep -E '\[TUNE\] allreduce 4096 bytes .* -> [a-z]+$' "$tmp/err" | head -1 | sed -E 's/.* -> ([a-z]+)$/\1/')
 [ -n "$pick" ] || fail "no TUNE line of the unforced 4 KiB allreduce"
 grep -q "^allreduce,4096,$pick,.*,1,[01]\$" "$tmp/v.csv" || fail "the tuner picked $pick, the CSV marks: $(grep '^allreduce,4096,' "$tmp/v.csv" | awk -F, '$8 == 1')"
+# --timing call on a plain sweep (3 ranks: a root and a chain), and a bad --timing
+"$duetrun" -n 3 --timeout 100 "$perf" broadcast -b 8 -e 4K -f 8 -n 5 --timing call --csv "$tmp/t.csv" \
+    >"$tmp/tout" 2>"$tmp/terr" || fail "duet-perf broadcast --timing call failed: $(tail -5 "$tmp/terr")"
+rows=$(awk -F, 'NR > 1 && $0 !~ /,-1$/ { n++ } END { print n + 0 }' "$tmp/t.csv")
+[ "$rows" -eq 4 ] || fail "--timing call: $rows checked rows of 4: $(cat "$tmp/t.csv")"
+if "$perf" broadcast --timing sometimes >"$tmp/bout" 2>&1; then fail "--timing sometimes was accepted"; fi
+grep -q -- "--timing takes loop or call" "$tmp/bout" || fail "--timing sometimes: $(cat "$tmp/bout")"
 echo "perf_validate: ok"

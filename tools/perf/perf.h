@@ -24,6 +24,12 @@
 
 #define PERF_CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
 
+/* How a collective row is timed (--timing): the loop of back-to-back calls, each rank's time
+ * per call combined by --average (calls may overlap: a broadcast's root starts the next before
+ * the last rank has the last); or each call alone: a barrier, then the call, and per call the
+ * span from the first rank's start to the last rank's end (one host: the ranks share
+ * CLOCK_MONOTONIC), the row's time the median over the calls. */
+enum { PERF_TIMING_LOOP = 0, PERF_TIMING_CALL = 1 };
 /* How the per-rank times of a row become its time (nccl-tests' -a, here --average). */
 enum { PERF_TIME_RANK0 = 0, PERF_TIME_MEAN = 1, PERF_TIME_MIN = 2, PERF_TIME_MAX = 3 };
 
@@ -78,6 +84,7 @@ struct perf {
     int fit;
     int device; /* --device: the mode from perf_device_modes */
     int floor;  /* --floor: print the memory-traffic floor of each row (perf_floor.c) */
+    int timing; /* PERF_TIMING_LOOP or PERF_TIMING_CALL (--timing) */
     /* job */
     const perf_mode_t *mode;
     duet_comm_t comm;
@@ -98,6 +105,11 @@ struct perf {
      * queue one call (the last row's -n calls, before waiting for the stream) */
     void *dev_send, *dev_recv;
     double enqueue_us;
+    /* --timing call: each timed call's start and end on this rank (symmetric: rank 0 reads
+     * them), room for stamps_cap calls; stamping: the timed loop is running */
+    uint64_t *stamps;
+    long stamps_cap;
+    int stamping;
 };
 
 /* perf_main.c */

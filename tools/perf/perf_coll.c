@@ -420,6 +420,8 @@ void perf_coll_free(perf_t *p)
     }
     free(p->refbuf);
     p->sendbuf = p->recvbuf = p->refbuf = NULL;
+    if (p->stamps) duet_free(p->comm, p->stamps); /* --timing call's */
+    p->stamps = NULL, p->stamps_cap = 0;
 }
 
 static int coll_setup(perf_t *p, size_t bytes, const char **why)
@@ -466,6 +468,10 @@ static void coll_run(perf_t *p, long iters)
     duet_comm_t comm = p->comm;
     int right = (p->me + 1) % p->nranks, left = (p->me + p->nranks - 1) % p->nranks;
     for (long i = 0; i < iters; i++) {
+        if (p->stamping) { /* --timing call: each call alone, its start and end kept */
+            PERF_CHECK(duet_barrier(comm));
+            p->stamps[2 * i] = duet_time_ns();
+        }
         switch (ci->kind) {
         case DUET_COLL_ALLREDUCE: PERF_CHECK(duet_allreduce(s, r, c, dt, p->op, comm, NULL)); break;
         case DUET_COLL_BROADCAST: PERF_CHECK(duet_broadcast(s, r, c, dt, p->root, comm, NULL)); break;
@@ -480,6 +486,7 @@ static void coll_run(perf_t *p, long iters)
             PERF_CHECK(duet_group_end());
             break;
         }
+        if (p->stamping) p->stamps[2 * i + 1] = duet_time_ns();
     }
 }
 

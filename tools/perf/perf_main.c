@@ -120,6 +120,11 @@ static void usage(FILE *f)
             "                       in turn over -b .. -e by -f (default 4): the tuner's predictions\n"
             "                       against the medians measured, its pick against the fastest\n"
             "      --rounds R       --validate: rounds, each time the median of R               [5]\n"
+            "      --timing loop|call  a collective row's time: loop, each rank's time per call\n"
+            "                       in a loop of back-to-back calls (which may overlap), combined\n"
+            "                       by --average; call, each call alone after a barrier, from the\n"
+            "                       first rank's start to the last rank's end, the median over the\n"
+            "                       calls (one host)   [loop; call for --calibrate and --validate]\n"
             "  -G, --device         run the device mode MODE (GPU buffers, or from inside a kernel;\n"
             "                       CUDA builds; make run adds the GPU sweep when a GPU is present)\n"
             "      --floor          with --device allreduce: print each row's memory-traffic floor\n"
@@ -160,7 +165,7 @@ typedef struct {
 static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_AVERAGE, OPT_FIT, OPT_PLOT, OPT_LIST, OPT_CALIBRATE, OPT_BUFFERS,
-           OPT_DEVICE, OPT_FLOOR, OPT_VALIDATE, OPT_ROUNDS };
+           OPT_DEVICE, OPT_FLOOR, OPT_VALIDATE, OPT_ROUNDS, OPT_TIMING };
     static const struct option longopts[] = {
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
@@ -173,10 +178,10 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         {"list-algos", no_argument, NULL, OPT_LIST}, {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"buffers", required_argument, NULL, OPT_BUFFERS}, {"device", no_argument, NULL, OPT_DEVICE},
         {"floor", no_argument, NULL, OPT_FLOOR},     {"validate", no_argument, NULL, OPT_VALIDATE},
-        {"rounds", required_argument, NULL, OPT_ROUNDS},
+        {"rounds", required_argument, NULL, OPT_ROUNDS},     {"timing", required_argument, NULL, OPT_TIMING},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     const char *dtype = "float", *op = "sum";
-    int factor_set = 0, iters_set = 0, minb_set = 0, maxb_set = 0;
+    int factor_set = 0, iters_set = 0, minb_set = 0, maxb_set = 0, timing_set = 0;
     p->minb = 8, p->maxb = (size_t)64 << 20, p->factor = 2, p->max_volume = (size_t)1 << 30;
     p->iters = p->warmup = -1, p->window = 64, p->csv = NULL;
     p->check = 1, p->average = PERF_TIME_MEAN, p->root = 0, p->algo = NULL;
@@ -206,6 +211,13 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         case OPT_FLOOR: p->floor = 1; break;
         case OPT_VALIDATE: cli->validate = 1; break;
         case OPT_ROUNDS: cli->rounds = (int)parse_size_arg(optarg, "--rounds"); break;
+        case OPT_TIMING:
+            if (strcmp(optarg, "loop") != 0 && strcmp(optarg, "call") != 0) {
+                fprintf(stderr, "duet-perf: --timing takes loop or call, not \"%s\"\n", optarg);
+                exit(2);
+            }
+            p->timing = strcmp(optarg, "call") == 0 ? PERF_TIMING_CALL : PERF_TIMING_LOOP, timing_set = 1;
+            break;
         case OPT_BUFFERS:
             if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "host") != 0) {
                 fprintf(stderr, "duet-perf: --buffers takes heap or host, not \"%s\"\n", optarg);
@@ -238,6 +250,7 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
             cli->modes[i] = m;
         }
         if (!factor_set) p->factor = 4;
+        if (!timing_set) p->timing = PERF_TIMING_CALL; /* what the model predicts: one call's span */
         if (cli->rounds <= 0) cli->rounds = cli->calibrate ? 3 : 5;
         p->mode = cli->modes[0];
         p->max_volume = 0;
@@ -416,6 +429,54 @@ static void gather_report(perf_t *p, double us, uint64_t wrong, double *time_us,
     else *time_us = p->average == PERF_TIME_MEAN ? sum / p->nranks : p->average == PERF_TIME_MIN ? lo : hi;
 }
 
+/* --timing call: room for n calls' stamps (collective: every rank has the same n). */
+static void stamps_reserve(perf_t *p, long n)
+{
+    if (n <= p->stamps_cap) return;
+    if (p->stamps) PERF_CHECK(duet_free(p->comm, p->stamps));
+    p->stamps = duet_malloc(p->comm, sizeof *p->stamps * 2 * (size_t)n);
+    if (!p->stamps) perf_die("--timing call: %zu bytes of symmetric heap for the stamps: %s",
+                             sizeof *p->stamps * 2 * (size_t)n, duet_last_error());
+    p->stamps_cap = n;
+}
+
+/* --timing call, on rank 0 after the timed loop (and a barrier): the median over the n calls
+ * of the span from the first rank's start to the last rank's end. Ranks on several hosts do
+ * not share a clock: then each rank's median call time, the largest. */
+static double stamps_median_us(perf_t *p, long n)
+{
+    duet_coll_layout_t lay;
+    PERF_CHECK(duet_coll_layout_get(p->comm, &lay));
+    int one_host = lay.hosts <= 1;
+    size_t bytes = sizeof *p->stamps * 2 * (size_t)n;
+    uint64_t *all = malloc(bytes), *lo = malloc(sizeof *lo * (size_t)n), *hi = malloc(sizeof *hi * (size_t)n);
+    double *span = malloc(sizeof *span * (size_t)n), worst = 0;
+    if (!all || !lo || !hi || !span) perf_die("out of memory");
+    for (int pe = 0; pe < p->nranks; pe++) {
+        if (pe == p->me) memcpy(all, p->stamps, bytes);
+        else PERF_CHECK(duet_get(p->comm, all, p->stamps, bytes, pe));
+        for (long i = 0; i < n; i++) {
+            uint64_t a = all[2 * i], b = all[2 * i + 1];
+            if (one_host) {
+                lo[i] = pe == 0 || a < lo[i] ? a : lo[i];
+                hi[i] = pe == 0 || b > hi[i] ? b : hi[i];
+            } else {
+                span[i] = (double)(b - a) / 1e3;
+            }
+        }
+        if (!one_host) {
+            double med = duet_median(span, (int)n, NULL);
+            worst = med > worst ? med : worst;
+        }
+    }
+    if (one_host) {
+        for (long i = 0; i < n; i++) span[i] = (double)(hi[i] - lo[i]) / 1e3;
+        worst = duet_median(span, (int)n, NULL);
+    }
+    free(all), free(lo), free(hi), free(span);
+    return worst;
+}
+
 int perf_run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
 {
     const perf_mode_t *m = p->mode;
@@ -436,18 +497,24 @@ int perf_run_row(perf_t *p, size_t bytes, perf_row_t *row, const char **why)
     if (m->setup && m->setup(p, bytes, why)) return -1;
     PERF_CHECK(duet_barrier_all());
     m->body(p, bytes, warmup);
+    int stamp = p->timing == PERF_TIMING_CALL && m->coll;
+    if (stamp) stamps_reserve(p, iters);
     PERF_CHECK(duet_barrier_all());
     uint64_t t0 = duet_time_ns();
+    p->stamping = stamp;
     m->body(p, bytes, iters);
+    p->stamping = 0;
     uint64_t t1 = duet_time_ns();
     if (m->after) m->after(p, bytes);
     PERF_CHECK(duet_barrier_all());
+    double call_us = stamp && p->me == 0 ? stamps_median_us(p, iters) : 0;
     uint64_t wrong = p->check && m->verify ? m->verify(p, bytes) : 0;
 
     double ops = (double)iters * (double)(m->windowed ? p->window : 1);
     double us = (double)(t1 - t0) / 1e3 / ops, time_us = us;
     uint64_t total_wrong = 0;
-    gather_report(p, us, wrong, &time_us, &total_wrong);
+    gather_report(p, us, wrong, &time_us, &total_wrong); /* (a barrier: rank 0 has read the stamps) */
+    if (stamp) time_us = call_us;
 #ifdef DUET_HAVE_CUDA
     if (p->floor && p->device) perf_floor_print(p, bytes, time_us);
 #endif
