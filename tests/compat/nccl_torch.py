@@ -14,7 +14,9 @@ factor through _make_nccl_premul_sum; half, float, double), async all_reduce, br
 all_gather_into_tensor, reduce_scatter, reduce_scatter_tensor, all_to_all_single (even splits
 and uneven ones with empty blocks: sends to self inside NCCL groups), all_to_all, gather,
 scatter, send / recv, batch_isend_irecv, barrier, new_group (collectives on subgroups), over
-float32 / float16 / bfloat16 / float64 / int8 / uint8 / int32 / int64.
+float32 / float16 / bfloat16 / float64 / int8 / uint8 / int32 / int64; eight more process groups
+with every collective on each; torch.cuda.graph capturing all_reduce and all_gather_into_tensor
+on the world and all_reduce on two subgroups, replayed 200 times, results checked.
 
 Options: --bind-device (init_process_group(device_id=...): eager init, and new_group may use
 ncclCommSplit). With DUET_NCCL_TORCH_LIB set to the library's path, each rank checks that
@@ -265,6 +267,123 @@ def subgroups(ws, me, dev):
     return [g for g in (g_even, g_odd, g_all) if g is not None]
 
 
+def group_sets(ws):
+    """Eight process groups of different membership and order, as a Megatron job makes (data,
+    tensor, pipeline parallel...): every rank is in the world-sized ones, and in one of each
+    partition. PyTorch orders a group's ranks (group rank j is the j-th smallest member), so each
+    list is sorted; groups of the same members are still communicators of their own."""
+    half = max(ws // 2, 1)
+    return [list(range(ws)), list(reversed(range(ws))), list(range(0, ws, 2)), list(range(1, ws, 2)),
+            list(range(half)), list(range(half, ws)), [(r + 1) % ws for r in range(ws)], list(range(ws))]
+
+
+def many_groups(ws, me, dev):
+    """8 process groups (new_group; ncclCommSplit with --bind-device), on each of mine:
+    all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast and a send/recv ring,
+    each checked; then the same groups stay alive for graphs()."""
+    made = []
+    for i, members in enumerate(group_sets(ws)):
+        if not members:
+            continue
+        members = sorted(members)
+        g = dist.new_group(members)
+        made.append((i, members, g))
+    mine = [(i, m, g) for i, m, g in made if me in m]
+    for i, members, g in mine:
+        k, gr = len(members), members.index(me)
+        tag = f"group {i} {members}"
+        for n in (5, 65536 + 3):
+            x = value(me, n, torch.float32, dev, salt=70 + i)
+            t = x.clone()
+            dist.all_reduce(t, group=g)
+            same(t, torch.stack([value(r, n, torch.float32, dev, salt=70 + i).double() for r in members])
+                 .sum(0).float(), f"all_reduce on {tag} n={n}")
+            big = torch.empty(k * n, dtype=torch.float32, device=dev)
+            dist.all_gather_into_tensor(big, x, group=g)
+            # blocks in group-rank order: members[j] is group rank j
+            same(big, torch.cat([value(r, n, torch.float32, dev, salt=70 + i) for r in members]),
+                 f"all_gather_into_tensor on {tag} n={n}")
+            blocks = torch.cat([value(me, n, torch.float32, dev, salt=80 + b) for b in range(k)])
+            out = torch.empty(n, dtype=torch.float32, device=dev)
+            dist.reduce_scatter_tensor(out, blocks, group=g)
+            same(out, torch.stack([value(r, n, torch.float32, dev, salt=80 + gr).double() for r in members])
+                 .sum(0).float(), f"reduce_scatter_tensor on {tag} n={n}")
+            root = members[n % k]
+            t = x.clone()
+            dist.broadcast(t, src=root, group=g)
+            same(t, value(root, n, torch.float32, dev, salt=70 + i), f"broadcast from {root} on {tag} n={n}")
+            if k > 1:
+                right, left = members[(gr + 1) % k], members[(gr - 1) % k]
+                y = torch.empty(n, dtype=torch.float32, device=dev)
+                ops = [dist.P2POp(dist.isend, x, right, group=g), dist.P2POp(dist.irecv, y, left, group=g)]
+                for w in dist.batch_isend_irecv(ops):
+                    w.wait()
+                same(y, value(left, n, torch.float32, dev, salt=70 + i), f"send/recv ring on {tag} n={n}")
+    return made
+
+
+def graphs(ws, me, dev, made):
+    """torch.cuda.graph capturing collectives on the world and on two of the groups: captured
+    once, replayed 200 times with new inputs each time, every replay's result checked, and an
+    accumulator written inside the graph checked at the end."""
+    mine = sorted([(i, m, g) for i, m, g in made if me in m and len(m) > 1], key=lambda e: len(e[1]) == ws)[:2]
+    n, reps = 4099, 200
+    x = torch.zeros(n, dtype=torch.float32, device=dev)
+    y = torch.zeros(n, dtype=torch.float32, device=dev)
+    acc = torch.zeros(n, dtype=torch.float32, device=dev)
+    gath = torch.zeros(ws * n, dtype=torch.float32, device=dev)
+    sub = [(torch.zeros(n, dtype=torch.float32, device=dev), g, m) for i, m, g in mine]
+
+    def body():
+        y.copy_(x)
+        dist.all_reduce(y)
+        acc.add_(y)
+        dist.all_gather_into_tensor(gath, x)
+        for t, g, m in sub:
+            t.copy_(x)
+            dist.all_reduce(t, group=g)
+
+    # warm-up on a side stream, as torch.cuda.graph asks (and the communicators exist before capture)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    acc.zero_()
+    total = torch.zeros(n, dtype=torch.float64)
+    ok = True
+    for rep in range(reps):
+        x.copy_(value(me, n, torch.float32, dev, salt=rep % 13, hi=11))
+        graph.replay()
+        want = torch.stack([value(r, n, torch.float32, dev, salt=rep % 13, hi=11).double() for r in range(ws)])
+        total += want.sum(0).cpu()
+        if rep % 17 == 0 or rep == reps - 1:  # a copy of the results back costs a sync: some replays
+            got = y.double().cpu()
+            if not torch.equal(got, want.sum(0).cpu()):
+                ok = False
+                check(False, f"graph replay {rep}: all_reduce result")
+            if not torch.equal(gath.cpu(), torch.cat([value(r, n, torch.float32, dev, salt=rep % 13, hi=11)
+                                                         for r in range(ws)]).cpu()):
+                ok = False
+                check(False, f"graph replay {rep}: all_gather_into_tensor result")
+            for t, g, m in sub:
+                if not torch.equal(t.double().cpu(), want[m].sum(0).cpu()):
+                    ok = False
+                    check(False, f"graph replay {rep}: all_reduce on group {m}")
+    torch.cuda.synchronize()
+    same(acc, total.float(), f"graph: the sum of {reps} replays' all_reduce")
+    check(ok, "graph replays")
+    if me == 0:
+        print(f"nccl_torch: a graph of {2 + len(sub)} collectives ({len(sub)} on subgroups) replayed {reps} times",
+              flush=True)
+    del graph
+
+
 NCCL_CALLS = ("ncclGetVersion", "ncclCommInitRankConfig", "ncclCommInitRank", "ncclAllReduce",
               "ncclBroadcast", "ncclReduce", "ncclAllGather", "ncclReduceScatter", "ncclSend",
               "ncclRecv", "ncclGroupStart", "ncclGroupEnd", "ncclCommSplit", "ncclCommAbort",
@@ -325,6 +444,9 @@ def main():
     gather_scatter(ws, me, dev)
     point_to_point(ws, me, dev)
     groups = subgroups(ws, me, dev)
+    made = many_groups(ws, me, dev)
+    graphs(ws, me, dev, made)
+    groups += [g for _, _, g in made]
     dist.barrier(device_ids=[dev.index])
     torch.cuda.synchronize()
 
