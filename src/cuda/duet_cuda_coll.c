@@ -84,6 +84,7 @@ void duet_cuda_coll_release(void *state)
     if (s->have_last) (void)cudaEventSynchronize(s->last); /* nothing may still use the scratch */
     if (s->last) cudaEventDestroy(s->last);
     if (s->cap_last) cudaEventDestroy(s->cap_last);
+    if (s->aux_done) cudaEventDestroy(s->aux_done);
     if (s->aux) cudaStreamDestroy(s->aux);
     if (s->fail_host) cudaFreeHost((void *)s->fail_host);
     duet_cuda_exec_release(s);
@@ -173,6 +174,7 @@ duet_status_t duet_cuda_coll_state(duet_comm_t c, coll_state_t **out, const char
     if ((err = cudaMemset(s->scratch, 0, flags)) != cudaSuccess || (err = cudaStreamSynchronize(0)) != cudaSuccess ||
         (err = cudaEventCreateWithFlags(&s->last, cudaEventDisableTiming)) != cudaSuccess ||
         (err = cudaEventCreateWithFlags(&s->cap_last, cudaEventDisableTiming)) != cudaSuccess ||
+        (err = cudaEventCreateWithFlags(&s->aux_done, cudaEventDisableTiming)) != cudaSuccess ||
         (err = cudaStreamCreateWithFlags(&s->aux, cudaStreamNonBlocking)) != cudaSuccess ||
         (err = cudaHostAlloc(&host, sizeof(duet_cuda_fail_t), cudaHostAllocMapped | cudaHostAllocPortable)) !=
             cudaSuccess ||

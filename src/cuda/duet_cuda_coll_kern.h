@@ -98,6 +98,10 @@ int duet_cuda_coll_launch(const duet_cuda_coll_args_t *a, void *stream);
  * (all SMs). */
 int duet_cuda_direct_launch(const duet_cuda_coll_args_t *a, void *stream);
 int duet_cuda_direct_max_blocks(int dt, int op, int *blocks);
+/* Load every instance of the allreduce kernels / the direct kernels now (duet_cuda_kernels_load).
+ * Return a cudaError_t. */
+int duet_cuda_coll_load(void);
+int duet_cuda_direct_load(void);
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,10 @@ typedef struct duet_cuda_coll {
     cudaStream_t cap_stream;
     cudaEvent_t cap_last;
     cudaStream_t aux;     /* non-blocking, never captured: the executor's set-up copies */
+    cudaEvent_t aux_done; /* recorded on aux after an eager set-up copy; the call's stream waits */
+    cudaMemPool_t pool;   /* the executor's own stream-ordered pool (duet_cuda_exec.c); NULL: none
+                           * yet, or none on this device (no_pool: cudaMalloc, and a host wait) */
+    int no_pool;
     int prepared;         /* duet_cuda_coll_prepare: 1 the models and the scratch, 2 the GPU model */
     volatile duet_cuda_fail_t *fail_host; /* a kernel's failure (abort, timeout, mismatch), sticky */
     duet_cuda_fail_t *fail_dev;

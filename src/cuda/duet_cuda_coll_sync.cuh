@@ -255,6 +255,21 @@ template <template <typename, int> class K> kernel_fn pick_kernel(int dt, int op
     }
 }
 
+/* Loads every (type, op) instance of kernel family K now (cudaFuncGetAttributes; see
+ * duet_cuda_kernels_load). Returns the first error. */
+template <template <typename, int> class K> cudaError_t load_kernels()
+{
+    cudaError_t first = cudaSuccess;
+    for (int dt = 0; dt < DUET_DATATYPE_COUNT; dt++)
+        for (int op = 0; op < DUET_OP_COUNT; op++) {
+            kernel_fn k = pick_kernel<K>(dt, op);
+            cudaFuncAttributes at;
+            cudaError_t err = k ? cudaFuncGetAttributes(&at, (const void *)k) : cudaSuccess;
+            if (err != cudaSuccess && first == cudaSuccess) first = err;
+        }
+    return first;
+}
+
 } // namespace duet_cuda_sync
 
 #endif

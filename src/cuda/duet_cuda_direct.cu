@@ -162,6 +162,8 @@ template <typename T, int OP> struct direct_k {
 
 } // namespace
 
+extern "C" int duet_cuda_direct_load(void) { return (int)load_kernels<direct_k>(); }
+
 extern "C" int duet_cuda_direct_max_blocks(int dt, int op, int *blocks)
 {
     kernel_fn k = pick_kernel<direct_k>(dt, op);

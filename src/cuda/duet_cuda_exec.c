@@ -12,6 +12,9 @@
  * the cache and outgrown counters or work space are kept (retired) until the state goes.
  * Set-up during a capture (a new shape's schedule, more work space) allocates in relaxed
  * capture mode and copies on the state's own stream, which is never captured.
+ *
+ * Queuing only: set-up outside a capture waits for nothing on the GPU (new_memory, drop; the
+ * executor's own pool, pool_of).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +47,48 @@ void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
     if (s->stepdone) cudaFree(s->stepdone);
     for (int i = 0; i < s->nretired; i++) cudaFree(s->retired[i]);
     free(s->retired);
+    if (s->pool) cudaMemPoolDestroy(s->pool); /* (deferred by CUDA while a free is still queued) */
     (void)cudaGetLastError();
 }
 
-/* Gives up device memory p that a call used: freed now (after the last call, which may still
- * use it), or kept until the state goes when a graph may use it. */
-static duet_status_t drop(duet_cuda_coll_state_t *s, void *p, const char *fn)
+/* The executor's pool, made at its first eager allocation: memory freed in stream order on a
+ * call's stream is reused only once that free has run (CUDA's default pools may instead make
+ * the allocating stream wait for the freeing one; the state's own stream must wait for no
+ * call's, since a set-up copy from pageable memory waits for it, and with it the host). 1
+ * when there is one; 0 when the device has none (then s->no_pool, for good). */
+static int pool_of(duet_cuda_coll_state_t *s)
+{
+    if (s->pool) return 1;
+    if (s->no_pool) return 0;
+    int dev = 0, supported = 0;
+    struct cudaMemPoolProps props = {0};
+    cudaMemPool_t pool = NULL;
+    int zero = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess || !supported) {
+        (void)cudaGetLastError();
+        s->no_pool = 1;
+        return 0;
+    }
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess ||
+        cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &zero) != cudaSuccess) {
+        if (pool) cudaMemPoolDestroy(pool);
+        (void)cudaGetLastError();
+        s->no_pool = 1;
+        return 0;
+    }
+    s->pool = pool;
+    return 1;
+}
+
+/* Gives up device memory p that a call used. A graph may use it once any call was captured:
+ * kept until the state goes. Else freed in stream order on cs, the stream of the call being
+ * queued, which is behind every earlier call (duet_cuda_coll_begin): no host wait. Without a
+ * stream-ordered allocator, freed once the last call is done (a host wait). */
+static duet_status_t drop(duet_cuda_coll_state_t *s, void *p, cudaStream_t cs, const char *fn)
 {
     if (!p) return DUET_OK;
     if (s->graphs) {
@@ -64,20 +103,44 @@ static duet_status_t drop(duet_cuda_coll_state_t *s, void *p, const char *fn)
         return DUET_OK;
     }
     cudaError_t err;
+    if (s->pool) { /* (every eager allocation came from it; a captured call's are retired) */
+        if ((err = cudaFreeAsync(p, cs)) != cudaSuccess)
+            return DUET_CUDA_FAIL_RT(err, "%s: freeing the executor's old memory in stream order", fn);
+        return DUET_OK;
+    }
     if (s->have_last && (err = cudaEventSynchronize(s->last)) != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: waiting for the last GPU collective", fn);
     cudaFree(p);
     return DUET_OK;
 }
 
-/* bytes of new device memory, filled from `host` (NULL: zeroed), on the state's own stream;
- * allowed while the call is being captured (relaxed capture mode for the allocation). */
-static cudaError_t new_memory(duet_cuda_coll_state_t *s, size_t bytes, const void *host, void **out)
+/* bytes of new device memory, filled from `host` (NULL: zeroed), for a call about to be queued
+ * on cs. Eagerly: from the executor's pool (pool_of), filled on the state's own stream, and cs
+ * waits for that (the host waits for nothing on the GPU: a pageable copy waits for the state's
+ * stream alone, which waits for nothing of the calls', and returns once staged). While
+ * the call is being captured, or without a pool: cudaMalloc (relaxed capture mode), filled on
+ * the state's own stream, and the host waits for that fill alone. */
+static cudaError_t new_memory(duet_cuda_coll_state_t *s, size_t bytes, const void *host, cudaStream_t cs, void **out)
 {
+    void *p = NULL;
+    cudaError_t err;
+    *out = NULL;
+    if (!s->capturing && pool_of(s)) {
+        err = cudaMallocFromPoolAsync(&p, bytes ? bytes : 1, s->pool, s->aux);
+        if (err == cudaSuccess)
+            err = host ? cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, s->aux) : cudaMemsetAsync(p, 0, bytes, s->aux);
+        if (err == cudaSuccess) err = cudaEventRecord(s->aux_done, s->aux);
+        if (err == cudaSuccess) err = cudaStreamWaitEvent(cs, s->aux_done, 0);
+        if (err != cudaSuccess) {
+            if (p) (void)cudaFreeAsync(p, s->aux);
+            return err;
+        }
+        *out = p;
+        return cudaSuccess;
+    }
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     if (s->capturing) (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    void *p = NULL;
-    cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
+    err = cudaMalloc(&p, bytes ? bytes : 1);
     if (err == cudaSuccess)
         err = host ? cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, s->aux) : cudaMemsetAsync(p, 0, bytes, s->aux);
     if (err == cudaSuccess) err = cudaStreamSynchronize(s->aux);
@@ -107,16 +170,16 @@ duet_status_t duet_cuda_exec_prepare(duet_comm_t c, duet_cuda_coll_state_t *s, c
 /* Device memory `*mem` of at least `bytes` (*cap now), zeroed when new; the old memory is
  * dropped (drop). */
 static duet_status_t grow(duet_cuda_coll_state_t *s, char **mem, size_t *cap, size_t bytes, const char *what,
-                          const char *fn)
+                          cudaStream_t cs, const char *fn)
 {
     if (bytes <= *cap) return DUET_OK;
-    duet_status_t st = drop(s, *mem, fn);
+    duet_status_t st = drop(s, *mem, cs, fn);
     if (st) return st;
     *mem = NULL;
     *cap = 0;
     size_t want = bytes + bytes / 4;
     void *p = NULL;
-    cudaError_t err = new_memory(s, want, NULL, &p);
+    cudaError_t err = new_memory(s, want, NULL, cs, &p);
     if (err != cudaSuccess)
         return DUET_CUDA_FAIL_RT(err, "%s: %zu bytes of zeroed GPU memory for the executor's %s", fn, want, what);
     *mem = p;
@@ -126,7 +189,7 @@ static duet_status_t grow(duet_cuda_coll_state_t *s, char **mem, size_t *cap, si
 
 /* The device copy of x->plan: from the cache when the shape was run before. */
 static duet_status_t sched_get(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_cuda_exec_call_t *x,
-                               duet_cuda_sched_entry_t **out, const char *fn)
+                               cudaStream_t cs, duet_cuda_sched_entry_t **out, const char *fn)
 {
     uint64_t h = (x->key[0] * 0x9e3779b97f4a7c15ull) ^ (x->key[1] * 0xc2b2ae3d27d4eb4full) ^ x->key[2];
     duet_cuda_sched_entry_t *e = &s->sched[h % DUET_CUDA_SCHED_CACHE];
@@ -161,7 +224,7 @@ static duet_status_t sched_get(duet_comm_t c, duet_cuda_coll_state_t *s, const d
     }
     free(tails);
     if (e->steps) { /* the slot's old schedule (kernels may still read it: drop) */
-        duet_status_t st = drop(s, e->steps, fn);
+        duet_status_t st = drop(s, e->steps, cs, fn);
         e->steps = NULL;
         memset(e->key, 0, sizeof e->key);
         if (st) {
@@ -170,7 +233,7 @@ static duet_status_t sched_get(duet_comm_t c, duet_cuda_coll_state_t *s, const d
         }
     }
     void *dev = NULL;
-    cudaError_t err = new_memory(s, bytes, host, &dev);
+    cudaError_t err = new_memory(s, bytes, host, cs, &dev);
     free(host);
     if (err != cudaSuccess) return DUET_CUDA_FAIL_RT(err, "%s: copying a schedule of %d steps to the GPU", fn, ns);
     memcpy(e->key, x->key, sizeof e->key);
@@ -192,7 +255,7 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
         return DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: the GPU executor's scratch is missing", fn);
     duet_status_t st;
     duet_cuda_sched_entry_t *e = NULL;
-    if ((st = sched_get(c, s, x, &e, fn))) return st;
+    if ((st = sched_get(c, s, x, cs, &e, fn))) return st;
     int n = c->size;
     size_t shared = duet_cuda_exec_shared_bytes(n, e->nsteps, e->nlocal);
     if (shared > DUET_CUDA_EXEC_SHARED_MAX)
@@ -204,11 +267,11 @@ duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const
     /* the step counters and the leaving counter: zero between calls (each call leaves them so),
      * in memory of their own — never where another call's data went */
     if ((st = grow(s, &s->stepdone, &s->stepdone_bytes, sizeof(uint32_t) * ((size_t)e->nsteps + 1), "step counters",
-                   fn)))
+                   cs, fn)))
         return st;
     /* work: wide send | wide recv | the schedule's scratch */
     size_t wsend = wide ? round256(x->send_count * ce) : 0, wrecv = wide ? round256(x->recv_count * ce) : 0;
-    if ((st = grow(s, &s->work, &s->work_bytes, wsend + wrecv + round256(p->tmp_bytes) + 256, "work space", fn)))
+    if ((st = grow(s, &s->work, &s->work_bytes, wsend + wrecv + round256(p->tmp_bytes) + 256, "work space", cs, fn)))
         return st;
     char *wide_send = s->work, *wide_recv = wide_send + wsend, *tmp = wide_recv + wrecv;
     int err;

@@ -391,6 +391,24 @@ unsigned grid_for(size_t count)
 
 } // namespace
 
+extern "C" int duet_cuda_exec_load(void)
+{
+    const void *k[] = {(const void *)exec_kernel, (const void *)widen_kernel<__half>,
+                       (const void *)widen_kernel<__nv_bfloat16>, (const void *)narrow_kernel<__half>,
+                       (const void *)narrow_kernel<__nv_bfloat16>, (const void *)divide_kernel<int8_t>,
+                       (const void *)divide_kernel<uint8_t>, (const void *)divide_kernel<int32_t>,
+                       (const void *)divide_kernel<uint32_t>, (const void *)divide_kernel<int64_t>,
+                       (const void *)divide_kernel<uint64_t>, (const void *)divide_kernel<float>,
+                       (const void *)divide_kernel<double>};
+    cudaError_t first = cudaSuccess;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        cudaFuncAttributes at;
+        cudaError_t err = cudaFuncGetAttributes(&at, k[i]);
+        if (err != cudaSuccess && first == cudaSuccess) first = err;
+    }
+    return (int)first;
+}
+
 extern "C" int duet_cuda_exec_launch(const duet_cuda_exec_args_t *a, size_t shared, void *stream)
 {
     if (a->nchan < 1 || a->nchan > a->maxchan || shared > DUET_CUDA_EXEC_SHARED_MAX) return (int)cudaErrorInvalidValue;

@@ -108,6 +108,9 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Loads the executor's kernels and the conversions now (duet_cuda_kernels_load). Returns a
+ * cudaError_t. */
+int duet_cuda_exec_load(void);
 /* Launches the executor on `stream` (a cudaStream_t). Returns a cudaError_t. */
 int duet_cuda_exec_launch(const duet_cuda_exec_args_t *a, size_t shared, void *stream);
 /* fp16 / bf16 -> fp32 (`out` is float). */

@@ -17,10 +17,13 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_driver.h"
+#include "cuda/duet_cuda_exec_kern.h"
 #include "cuda/duet_cuda_fdpass.h"
 #include "cuda/duet_cuda_proxy.h"
 #include "cuda/duet_cuda_rma.h"
+#include "cuda/duet_cuda_rma_kern.h"
 #include "cuda/duet_cuda_state.h"
 #include "core/duet_host.h"
 
@@ -52,6 +55,24 @@ typedef struct {
     int have_handle;
     int fd;                              /* VMM: its exported descriptor */
 } local_t;
+
+/* Loads every kernel of Duet's on the current device now, while nothing of ours runs. CUDA
+ * loads a kernel at its first launch by default (lazy loading, CUDA 12.2 on), and loading may
+ * wait for all work on the device: a first launch behind a kernel that spins for a peer (a
+ * collective, a signal wait) would wait for that peer from the host, a call that should only
+ * queue (gpu.test_gpu_queue found the executor's first launch waiting so). A failure here is
+ * left to the launch to report (a kernel built for no architecture of this GPU). */
+static void kernels_load(int dev)
+{
+    int errs[4] = {duet_cuda_coll_load(), duet_cuda_direct_load(), duet_cuda_exec_load(), duet_cuda_k_load()};
+    for (int i = 0; i < 4; i++)
+        if (errs[i] != (int)cudaSuccess) {
+            DUET_LOG(WARN, CUDA, "loading Duet's GPU kernels on device %d: %s (a launch will fail)", dev,
+                     cudaGetErrorString((cudaError_t)errs[i]));
+            (void)cudaGetLastError();
+            return;
+        }
+}
 
 static int cuda_off(void)
 {
@@ -90,6 +111,7 @@ static void probe(gpu_info_t *mine, local_t *loc, int local_rank, int device)
         mine->status = DUET_CUDA_FAIL_RT(err, "GPU heap: cannot use CUDA device %d", dev);
         return;
     }
+    kernels_load(dev);
     size_t want_bytes = DUET_CUDA_SYNC_BYTES + duet_cfg()->cuda_heap_size;
     size_t gran = 2u << 20;
     mine->part_bytes = duet_cuda_round_up(want_bytes, gran);

@@ -88,3 +88,16 @@ extern "C" int duet_cuda_k_barrier(duet_device_comm_t h, int32_t *err, void *str
     duet_cuda_k_barrier_kernel<<<1, 32, 0, (cudaStream_t)stream>>>(h, err);
     return (int)cudaGetLastError();
 }
+
+extern "C" int duet_cuda_k_load(void)
+{
+    const void *k[] = {(const void *)duet_cuda_k_p_kernel, (const void *)duet_cuda_k_amo_kernel,
+                       (const void *)duet_cuda_k_wait_kernel, (const void *)duet_cuda_k_barrier_kernel};
+    cudaError_t first = cudaSuccess;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        cudaFuncAttributes at;
+        cudaError_t err = cudaFuncGetAttributes(&at, k[i]);
+        if (err != cudaSuccess && first == cudaSuccess) first = err;
+    }
+    return (int)first;
+}

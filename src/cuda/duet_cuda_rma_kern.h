@@ -20,6 +20,8 @@ enum { DUET_CUDA_K_FETCH, DUET_CUDA_K_SET, DUET_CUDA_K_SWAP, DUET_CUDA_K_CSWAP, 
 
 #define DUET_CUDA_K_P_MAX 64 /* bytes a put may carry in the kernel's arguments */
 
+/* Loads these kernels now (duet_cuda_kernels_load). */
+int duet_cuda_k_load(void);
 /* Stores n <= DUET_CUDA_K_P_MAX bytes (copied from `bytes` at the call) at dst. */
 int duet_cuda_k_p(void *dst, const void *bytes, size_t n, void *stream);
 /* The atomic `op` of width 4 or 8 at addr (system scope); the old value to *out (may be NULL;
