@@ -2,6 +2,7 @@
 #
 #   make run        build, then the main job: the benchmark sweep on the default backend
 #   make test       build, then every test that can run here (unit, mp)
+#   make install    build, then install under PREFIX (default /usr/local)
 #   make test-gpu   the gpu tests (on a machine with a GPU)
 #   make asan       build and test with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      Duet against Open MPI's OpenSHMEM, side by side (bench/vs_oshmem.sh)
@@ -14,7 +15,9 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 NP         ?= 2
 
-.PHONY: all deps configure build run test test-gpu asan bench examples run-examples run-examples-gpu clean
+PREFIX     ?= /usr/local
+
+.PHONY: all deps configure build install run test test-gpu asan bench examples run-examples run-examples-gpu clean
 
 all: build
 
@@ -29,6 +32,11 @@ configure: $(BUILD)/CMakeCache.txt
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# headers, libraries, tools, pkg-config files and the CMake package under PREFIX
+# (cmake/duet_install.cmake lists what goes where; the prefix may be moved afterwards)
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The main job: the allreduce sweep (8 B .. 64 MiB) with every algorithm on NP ranks, the
 # alpha-beta fit per algorithm, the crossovers, and a plot (build/perf-allreduce.png).

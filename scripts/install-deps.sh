@@ -16,6 +16,8 @@ have gnuplot || need="$need gnuplot-nox"                 # duet-perf --plot (mak
 have ucx_perftest || need="$need ucx-utils"              # ucx_perftest: tests/net, bench/ucx_floor.sh
 have ip      || need="$need iproute2"                    # network namespaces as hosts (tests/net)
 have ping    || need="$need iputils-ping"                # tests/net/test_netns.sh
+have pkg-config || need="$need pkgconf"                  # tools.install: a consumer built with pkg-config
+have readelf || need="$need binutils"                    # tools.install: the sonames
 
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && have apt-get; then

@@ -28,3 +28,9 @@ add_test(NAME tools.perf_calibrate
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_calibrate.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:duet-perf>
                  $<TARGET_FILE:duet-sim>)
 set_tests_properties(tools.perf_calibrate PROPERTIES LABELS mp TIMEOUT 150)
+
+# make install: into a temporary prefix, moved, then a project outside the tree built against
+# it three ways (find_package, pkg-config, duetcc) and run under the installed duetrun
+add_test(NAME tools.install
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/install.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_C_COMPILER})
+set_tests_properties(tools.install PROPERTIES LABELS mp TIMEOUT 300)
