@@ -13,7 +13,8 @@
  * so pSync is back to SHMEM_SYNC_VALUE (0) on return and may be reused at once. Each
  * collective is: sync, every member gets what it needs from the others' source, sync (no
  * member leaves while another may still read its source). Reductions fold the members'
- * sources in set order into a private buffer, sync, then write dest (dest may be source).
+ * sources in set order into a private buffer, sync, then write dest (dest may be source);
+ * from 16 KiB each member folds a part and the others fetch it (to_all).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -141,23 +142,61 @@ static void alltoalls(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t s
 SHM_DEP_COLL_(32)
 SHM_DEP_COLL_(64)
 
+#define TO_ALL_SPLIT_BYTES ((size_t)16 << 10) /* from here each member reduces a part */
+
+/* Elements [*lo, *hi) of n: member i's part. */
+static void part_of(size_t n, int size, int i, size_t *lo, size_t *hi)
+{
+    size_t per = (n + (size_t)size - 1) / (size_t)size;
+    *lo = per * (size_t)i < n ? per * (size_t)i : n;
+    *hi = *lo + per < n ? *lo + per : n;
+}
+
+/* Folds elements [lo, hi) of every member's source, in set order, into acc. */
+static void fold(char *acc, char *in, const void *source, size_t lo, size_t hi, size_t es, const aset_t *a,
+                 shm_combine_fn combine, const char *fn)
+{
+    const char *at = (const char *)source + lo * es;
+    get_from(acc, at, (hi - lo) * es, pe_of(a, 0), fn);
+    for (int i = 1; i < a->size; i++) {
+        get_from(in, at, (hi - lo) * es, pe_of(a, i), fn);
+        combine(acc, in, hi - lo);
+    }
+}
+
+/* Small: every member folds the whole of every source. From TO_ALL_SPLIT_BYTES: member i
+ * folds part i alone (in set order, so the result is the same bits on every member) into its
+ * dest, and, after a sync, gets the other parts from their members' dest — each source read
+ * once in all instead of once per member, a third sync before leaving (a member may still
+ * read my part). In place is safe: the part I write is read from my source by nobody but me. */
 static void to_all(void *dest, const void *source, int nreduce, size_t es, aset_t a, long *pSync,
                    shm_combine_fn combine, const char *fn)
 {
     if (nreduce < 0) shm_die(fn, "nreduce %d is negative", nreduce);
-    size_t bytes = shm_bytes((size_t)nreduce, es, fn);
-    char *acc = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1);
-    if (!acc || !in) shm_die(fn, "out of host memory");
-    aset_sync(&a, pSync);
-    get_from(acc, source, bytes, pe_of(&a, 0), fn);
-    for (int i = 1; i < a.size; i++) {
-        get_from(in, source, bytes, pe_of(&a, i), fn);
-        combine(acc, in, (size_t)nreduce);
+    size_t n = (size_t)nreduce, bytes = shm_bytes(n, es, fn);
+    if (a.size == 1 || bytes < TO_ALL_SPLIT_BYTES) {
+        char *acc = shm_scratch(0, bytes, fn), *in = shm_scratch(1, bytes, fn);
+        aset_sync(&a, pSync);
+        if (n) fold(acc, in, source, 0, n, es, &a, combine, fn);
+        aset_sync(&a, pSync); /* nobody reads my source any more: dest may be source */
+        memcpy(dest, acc, bytes);
+        return;
     }
-    aset_sync(&a, pSync); /* nobody reads my source any more: dest may be source */
-    memcpy(dest, acc, bytes);
-    free(acc);
-    free(in);
+    size_t lo, hi;
+    part_of(n, a.size, a.me, &lo, &hi);
+    char *acc = shm_scratch(0, (hi - lo) * es, fn), *in = shm_scratch(1, (hi - lo) * es, fn);
+    aset_sync(&a, pSync);
+    if (hi > lo) {
+        fold(acc, in, source, lo, hi, es, &a, combine, fn);
+        memcpy((char *)dest + lo * es, acc, (hi - lo) * es);
+    }
+    aset_sync(&a, pSync); /* every part is in its member's dest */
+    for (int i = 0; i < a.size; i++) {
+        size_t l, h;
+        part_of(n, a.size, i, &l, &h);
+        if (i != a.me && h > l) get_from((char *)dest + l * es, (char *)dest + l * es, (h - l) * es, pe_of(&a, i), fn);
+    }
+    aset_sync(&a, pSync); /* nobody reads my part any more */
 }
 
 #define SHM_TOALL_(T, N, OP)                                                                       \

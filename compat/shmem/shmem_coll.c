@@ -102,14 +102,11 @@ static int alltoalls(shmem_team_t team, void *dest, const void *source, ptrdiff_
     if (!shm_team_valid(team) || dst < 1 || sst < 1) return 1;
     if (nelems == 0) return 0;
     size_t total = shm_bytes(shm_bytes((size_t)team->n_pes, nelems, fn), es, fn);
-    char *in = calloc(1, total), *out = malloc(total); /* calloc: the compiler cannot see the loop fills it */
-    if (!in || !out) shm_die(fn, "out of host memory");
+    char *in = shm_scratch(0, total, fn), *out = shm_scratch(1, total, fn);
     size_t count = total / es;
     for (size_t e = 0; e < count; e++) memcpy(in + e * es, (const char *)source + e * (size_t)sst * es, es);
     shm_check(duet_alltoall(in, out, nelems * es, DUET_UINT8, team->comm, NULL), fn);
     for (size_t e = 0; e < count; e++) memcpy((char *)dest + e * (size_t)dst * es, out + e * es, es);
-    free(in);
-    free(out);
     return 0;
 }
 

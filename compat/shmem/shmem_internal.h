@@ -141,6 +141,13 @@ SHM_HIDDEN __attribute__((noreturn)) void shm_wait_fail(const shm_poll_t *p, due
 /* DUET_WAIT_TIMEOUT in seconds (default 300; 0: no bound), read once */
 SHM_HIDDEN double shm_wait_timeout(void);
 
+/* ---- scratch (shmem_scratch.c): this thread's working memory slot `slot` (< SHM_SCRATCH_SLOTS)
+ * of at least `bytes`, kept and grown across calls (its contents are not kept when it grows);
+ * dies out of memory. shm_scratch_release frees the calling thread's (shmem_finalize). */
+#define SHM_SCRATCH_SLOTS 2
+SHM_HIDDEN void *shm_scratch(int slot, size_t bytes, const char *fn);
+SHM_HIDDEN void shm_scratch_release(void);
+
 /* ---- reductions (shmem_reduce.c): the combine step of each (type, op), for the fallback of
  * the team reductions and for the active-set *_to_all */
 typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);

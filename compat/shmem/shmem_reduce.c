@@ -8,7 +8,6 @@
  * PE's source as bytes, then fold the blocks in PE order with the type's combine step, so
  * every PE computes the same result the same way. dest may equal source.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "shmem_internal.h"
@@ -40,12 +39,10 @@ static int reduce(shmem_team_t team, void *dest, const void *src, size_t n, size
         shm_check(duet_allreduce(src, dest, n, (duet_datatype_t)dtype, op, team->comm, NULL), fn);
         return 0;
     }
-    char *all = malloc(shm_bytes((size_t)team->n_pes, bytes, fn));
-    if (!all) shm_die(fn, "out of host memory");
+    char *all = shm_scratch(0, shm_bytes((size_t)team->n_pes, bytes, fn), fn);
     shm_check(duet_allgather(src, all, bytes, DUET_UINT8, team->comm, NULL), fn);
     for (int pe = 1; pe < team->n_pes; pe++) combine(all, all + (size_t)pe * bytes, n);
     memcpy(dest, all, bytes);
-    free(all);
     return 0;
 }
 

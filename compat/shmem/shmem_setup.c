@@ -139,6 +139,7 @@ void shmem_finalize(void)
     shm_g.scratch = NULL;
     shm_mem_forget_all();
     shm_static_release();
+    shm_scratch_release();
     shm_team_world.comm = NULL;
     shm_check(duet_finalize(), "shmem_finalize");
 }

@@ -4,7 +4,9 @@
  * SHMEM_SYNC_VALUE, active sets (the whole world, a strided subset, and strides 4 and 8 with
  * disjoint sets sharing a pSync reused call after call), broadcast32/64,
  * collect, fcollect, alltoall(s), *_to_all reductions, barrier / sync with triplets, and the
- * old atomic names.
+ * old atomic names. Large *_to_all (from 16 KiB each member folds a part and fetches the
+ * others': shmem_active.c): int sum in place and double max out of place, odd lengths (parts
+ * of unequal size), on the world and on PEs 1, 3, 5, ..., every element checked.
  */
 #include "shmem_test.h"
 
@@ -103,10 +105,44 @@ static void strided_reuse(int log_stride)
     shmem_barrier_all();
 }
 
+/* Large reductions on the set (start, log_stride, size); every member calls. */
+enum { BIG = 10007 }; /* ints: 40 KB, past the split; odd, so the parts differ in size */
+static long pSyncB[SHMEM_REDUCE_SYNC_SIZE];
+static int bigi[BIG];
+static double bigd[BIG], bigo[BIG], pWrkB[BIG / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static void big_to_all(int start, int log_stride, int size)
+{
+    int stride = 1 << log_stride, idx = (me - start) / stride;
+    if (me < start || (me - start) % stride || idx >= size) return;
+    for (int n = BIG - 6; n <= BIG; n += 3) { /* 10001, 10004, 10007 */
+        for (int i = 0; i < n; i++) bigi[i] = (i * 7 + me) % 101, bigd[i] = (double)((i * 13 + me * 5) % 97), bigo[i] = -1;
+        shmem_int_sum_to_all(bigi, bigi, n, start, log_stride, size, (int *)pWrkB, pSyncB);
+        shmem_double_max_to_all(bigo, bigd, n, start, log_stride, size, pWrkB, pSyncB);
+        int wrong_i = 0, wrong_d = 0, first_i = -1, first_d = -1;
+        for (int i = 0; i < n; i++) {
+            int sum = 0;
+            double most = -1;
+            for (int p = 0; p < size; p++) {
+                int pe = start + p * stride;
+                sum += (i * 7 + pe) % 101;
+                double v = (double)((i * 13 + pe * 5) % 97);
+                most = v > most ? v : most;
+            }
+            if (bigi[i] != sum && wrong_i++ == 0) first_i = i;
+            if (bigo[i] != most && wrong_d++ == 0) first_d = i;
+        }
+        ST_EXPECT(wrong_i == 0, "set (%d, %d, %d): int_sum_to_all of %d in place: %d wrong, the first [%d]", start,
+                  stride, size, n, wrong_i, first_i);
+        ST_EXPECT(wrong_d == 0, "set (%d, %d, %d): double_max_to_all of %d: %d wrong, the first [%d]", start, stride,
+                  size, n, wrong_d, first_d);
+    }
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSync[i] = SHMEM_SYNC_VALUE;
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSyncR[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSyncB[i] = SHMEM_SYNC_VALUE;
     for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) pSync2[i] = SHMEM_SYNC_VALUE;
     start_pes(0);
     st_seed(argc, argv);
@@ -118,6 +154,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) ST_EXPECT(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
     strided_reuse(2); /* 6 PEs: {0, 4} {1, 5} {2} {3}; 9 PEs: {0, 4, 8} {1, 5} ... */
     strided_reuse(3); /* 9 PEs: {0, 8} and seven of one */
+    big_to_all(0, 0, npes);
+    shmem_barrier_all();
+    if (npes >= 3) big_to_all(1, 1, npes / 2); /* PEs 1, 3, 5, ... */
+    shmem_barrier_all();
 
     /* the old atomic names, all on PE 0's counter */
     shmem_int_inc(&counter, 0);
