@@ -88,13 +88,16 @@ SHM_HIDDEN int shm_static_find(const void *addr, size_t bytes, const char *fn, i
 SHM_HIDDEN char *shm_static_base(int range, int world_pe);
 /* the same without failing: 1 static and usable, 0 not static, -1 static but unusable */
 SHM_HIDDEN int shm_static_lookup(const void *addr, size_t bytes, int *range, size_t *off);
+/* the static data's ranges all lie in [shm_static_lo_, + shm_static_span_) (0: none) */
+SHM_HIDDEN extern uintptr_t shm_static_lo_, shm_static_span_;
 /* Where [addr, addr+bytes) of team pe `pe` is mapped here, or NULL if addr is not static
- * data (then it is Duet's core's to check). */
+ * data (then it is Duet's core's to check); an address outside every range is told at once. */
 static inline void *shm_static_peer(const struct duet_shmem_team *t, const void *addr, size_t bytes,
                                     int pe, const char *fn)
 {
     int range;
     size_t off;
+    if ((uintptr_t)addr - shm_static_lo_ >= shm_static_span_) return NULL;
     if (!shm_static_find(addr, bytes, fn, &range, &off)) return NULL;
     return shm_static_base(range, shm_world_pe(t, pe, fn)) + off;
 }

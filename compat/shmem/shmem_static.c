@@ -57,6 +57,8 @@ static struct {
     char why[256];      /* why static data is not symmetric */
 } st_ = {.fd = -1};
 
+uintptr_t shm_static_lo_, shm_static_span_; /* every range lies in [lo, lo + span) */
+
 static uintptr_t page_down(uintptr_t a, uintptr_t pg) { return a & ~(pg - 1); }
 static uintptr_t page_up(uintptr_t a, uintptr_t pg) { return (a + pg - 1) & ~(pg - 1); }
 
@@ -82,6 +84,9 @@ static int find_ranges(struct dl_phdr_info *info, size_t size, void *arg)
         st_.range[st_.nranges].file_off = st_.file_len;
         st_.file_len += hi - lo;
         st_.nranges++;
+        uintptr_t end = shm_static_span_ ? shm_static_lo_ + shm_static_span_ : 0;
+        if (!shm_static_span_ || lo < shm_static_lo_) shm_static_lo_ = lo;
+        shm_static_span_ = (hi > end ? hi : end) - shm_static_lo_;
     }
     return 1; /* the main program only */
 }
@@ -100,11 +105,13 @@ static void give_up(const char *fmt, const char *detail)
 {
     snprintf(st_.why, sizeof st_.why, fmt, detail);
     st_.nranges = 0;
+    shm_static_lo_ = shm_static_span_ = 0;
 }
 
 void shm_static_prepare(void)
 {
     st_.nranges = 0;
+    shm_static_lo_ = shm_static_span_ = 0;
     st_.file_len = 0;
     st_.ready = 0;
     dl_iterate_phdr(find_ranges, NULL);

@@ -3,7 +3,8 @@
 
 /* Blocking and nbi forms take the endpoint's put / put_nbi (shm: the same memcpy; net: nbi
  * left pending until quiet, a blocking put waits for local completion; the device heap's:
- * stream-ordered copies), a p its put_value (nbi 2: src is a host value). */
+ * stream-ordered copies), a p its put_value (nbi 2: src is a host value). A blocking write
+ * rings the peer's doorbell; a put_nbi leaves that to the transport's next fence or quiet. */
 static duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
                                 const char *fn)
 {
@@ -13,9 +14,8 @@ static duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size
     if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
     if ((st = duet_rma_target(c, dest, n, pe, fn, &ep, &off)) || (st = duet_rma_local(src, n, fn, "the source")))
         return st;
-    st = nbi == 1 ? ep->ops->put_nbi(ep, off, src, n)
-         : nbi  ? ep->ops->put_value(ep, off, src, n)
-                : ep->ops->put(ep, off, src, n);
+    if (nbi == 1) return ep->ops->put_nbi(ep, off, src, n);
+    st = nbi ? ep->ops->put_value(ep, off, src, n) : ep->ops->put(ep, off, src, n);
     ep->ops->notify(ep);
     return st;
 }

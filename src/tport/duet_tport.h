@@ -50,7 +50,10 @@ typedef struct duet_tport_ops {
      * nothing when no operation was issued since the last) */
     duet_status_t (*fence)(duet_tport_ep_t *ep);
     duet_status_t (*quiet)(duet_tport_ep_t *ep);
-    /* wakes the peer's waiters after its memory changed (its doorbell) */
+    /* wakes the peer's waiters after its memory changed (its doorbell): called after each
+     * blocking write. A put_nbi rings nobody: its transport owes the ring to the endpoint's
+     * next fence or quiet (nbi data is delivered by then at the latest; a waiter that sleeps
+     * in between looks again within its sleep's bound) */
     void (*notify)(duet_tport_ep_t *ep);
     /* a load/store address for `off` at the peer, or NULL when not mappable */
     void *(*ptr)(duet_tport_ep_t *ep, size_t off);
@@ -66,6 +69,7 @@ struct duet_tport_ep {
                           * peer's part mapped here (NULL: not mapped)    */
     size_t seg_size;
     duet_doorbell_t *doorbell; /* the peer's doorbell                     */
+    _Atomic int ring_owed; /* shm: a put_nbi has not rung the doorbell yet  */
     _Atomic int fault;   /* injected failure status, 0 when healthy        */
     void *priv;          /* net: the UCP endpoint, rkey and remote base (duet_tport_net.c);
                           * a device part's: its backend's heap state      */

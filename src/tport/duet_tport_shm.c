@@ -99,21 +99,40 @@ static duet_status_t shm_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, 
     return DUET_OK;
 }
 
+static void shm_notify(duet_tport_ep_t *ep) { duet_doorbell_ring(ep->doorbell); }
+
+/* A put_nbi: the copy now, the doorbell at the next fence or quiet (owed_ring), so that a
+ * stream of nbi puts to a peer asleep in a wait does not wake it once per put. */
+static duet_status_t shm_put_nbi(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)
+{
+    duet_status_t st = shm_put(ep, off, src, n);
+    if (!atomic_load_explicit(&ep->ring_owed, memory_order_relaxed))
+        atomic_store_explicit(&ep->ring_owed, 1, memory_order_relaxed);
+    return st;
+}
+
+static void owed_ring(duet_tport_ep_t *ep)
+{
+    if (atomic_load_explicit(&ep->ring_owed, memory_order_relaxed) &&
+        atomic_exchange_explicit(&ep->ring_owed, 0, memory_order_seq_cst))
+        duet_doorbell_ring(ep->doorbell);
+}
+
 static duet_status_t shm_fence(duet_tport_ep_t *ep)
 {
     /* stores to one peer are already delivered in program order (TSO on x86; the release
      * fence orders them on weaker machines) */
     atomic_thread_fence(memory_order_release);
+    owed_ring(ep);
     return check_fault(ep);
 }
 
 static duet_status_t shm_quiet(duet_tport_ep_t *ep)
 {
     atomic_thread_fence(memory_order_seq_cst);
+    owed_ring(ep);
     return check_fault(ep);
 }
-
-static void shm_notify(duet_tport_ep_t *ep) { duet_doorbell_ring(ep->doorbell); }
 
 static void *shm_ptr(duet_tport_ep_t *ep, size_t off) { return ep->base + off; }
 
@@ -127,7 +146,7 @@ const duet_tport_ops_t duet_tport_shm_ops = {
     .name = "shm",
     .put = shm_put,
     .get = shm_get,
-    .put_nbi = shm_put, /* complete at once: nbi is blocking here */
+    .put_nbi = shm_put_nbi, /* complete at once; the doorbell at the next fence or quiet */
     .get_nbi = shm_get,
     .put_value = shm_put,
     .iput = shm_iput,
@@ -149,7 +168,7 @@ const duet_tport_ops_t duet_tport_shm_netamo_ops = {
     .name = "shm+net-amo",
     .put = shm_put,
     .get = shm_get,
-    .put_nbi = shm_put,
+    .put_nbi = shm_put_nbi,
     .get_nbi = shm_get,
     .put_value = shm_put,
     .iput = shm_iput,

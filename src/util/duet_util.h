@@ -433,6 +433,8 @@ static inline void duet_copy(void *dst, const void *src, size_t n)
 typedef struct {
     _Atomic uint32_t doorbell; /* bumped by peers that update this rank's memory  */
     _Atomic uint32_t sleepers; /* how many of this rank's threads sleep on it     */
+    _Atomic uint32_t armed;    /* 1: a sleeper went to sleep since the last wake: the next
+                                * ring wakes (and disarms); later rings leave the futex alone */
 } duet_doorbell_t;
 
 typedef struct {
@@ -493,7 +495,8 @@ int duet_background_progress(void);
  * futex timeout (duet_util_wait.c), which bounds the cost of that rare race. */
 static inline void duet_doorbell_ring(duet_doorbell_t *d)
 {
-    if (DUET_UNLIKELY(atomic_load_explicit(&d->sleepers, memory_order_relaxed) != 0)) {
+    if (DUET_UNLIKELY(atomic_load_explicit(&d->sleepers, memory_order_relaxed) != 0 &&
+                      atomic_load_explicit(&d->armed, memory_order_relaxed) != 0)) {
         void duet_doorbell_wake_(duet_doorbell_t * d);
         duet_doorbell_wake_(d);
     }

@@ -144,8 +144,13 @@ static void futex_sleep(duet_doorbell_t *d, uint32_t seen)
     syscall(SYS_futex, &d->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
+/* One wake per sleep: the ring that disarms the doorbell bumps it and wakes every sleeper;
+ * rings after it, until a sleeper arms it again, do nothing (a sleeper that read the word
+ * before the bump finds it moved and does not sleep). A stream of writes to a rank asleep in
+ * a wait then costs it one wake, not one system call per write. */
 void duet_doorbell_wake_(duet_doorbell_t *d)
 {
+    if (!atomic_exchange_explicit(&d->armed, 0, memory_order_seq_cst)) return;
     atomic_fetch_add_explicit(&d->doorbell, 1, memory_order_seq_cst);
     syscall(SYS_futex, &d->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
@@ -212,6 +217,7 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
          * caller re-checks its condition after every turn */
         duet_doorbell_t *d = ctx->doorbell;
         uint32_t seen = atomic_load_explicit(&d->doorbell, memory_order_acquire);
+        atomic_store_explicit(&d->armed, 1, memory_order_seq_cst); /* after `seen`: see duet_doorbell_wake_ */
         atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_seq_cst);
         futex_sleep(d, seen);
         atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_relaxed);
