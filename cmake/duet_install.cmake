@@ -11,6 +11,8 @@
 #   lib/pkgconfig/duet.pc, duet-shmem.pc     relocatable (${pcfiledir})
 #   lib/cmake/Duet/          find_package(Duet): Duet::duet, Duet::shmem, Duet::device
 #   bin/                     duetrun, duetcc, duet-perf, duet-info, duet-sim (duet-ucx-probe)
+#   lib/python/duet/         the Python module (PYTHONPATH=PREFIX/lib/python; it loads
+#                            PREFIX/lib/libduet.so.0)
 #
 # Nothing installed names the build or source tree, and the prefix can be moved after
 # installing: the tools are static, duetcc and the pkg-config files find the prefix from
@@ -53,6 +55,9 @@ if(TARGET duet_shmem) # duetcc as installed: paths from the prefix it lies in
   configure_file(${CMAKE_SOURCE_DIR}/compat/shmem/duetcc.in ${CMAKE_BINARY_DIR}/install/duetcc @ONLY)
   install(PROGRAMS ${CMAKE_BINARY_DIR}/install/duetcc DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/duet DESTINATION ${CMAKE_INSTALL_LIBDIR}/python
+        PATTERN __pycache__ EXCLUDE)
 
 # pkg-config: the prefix is where the file lies, up the library folder's depth
 file(RELATIVE_PATH DUET_PC_UP /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)

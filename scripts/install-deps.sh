@@ -11,6 +11,7 @@ have cmake  || need="$need cmake"
 have make   || need="$need make"
 have oshcc  || need="$need openmpi-bin libopenmpi-dev"   # the OpenSHMEM/MPI anchors for bench/
 have python3 || need="$need python3"
+/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need="$need python3-numpy" # python/duet and its tests
 have gnuplot || need="$need gnuplot-nox"                 # duet-perf --plot (make run)
 [ -e /usr/include/ucp/api/ucp.h ] || need="$need libucx-dev"  # the net transport (UCX)
 have ucx_perftest || need="$need ucx-utils"              # ucx_perftest: tests/net, bench/ucx_floor.sh

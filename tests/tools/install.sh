@@ -9,6 +9,8 @@
 #     find_package(Duet), pkg-config (duet, duet-shmem; and libduet.a with --static), and the
 #     installed duetcc — and each program runs under the installed duetrun on 2 ranks and
 #     passes its checks, on the installed library;
+#   - the Python module runs from the prefix (PYTHONPATH=PREFIX/lib/python, no DUET_LIB), when a
+#     python3 with numpy is here;
 #   - duet-info and duet-perf run from the prefix.
 #     sh install.sh <build dir> <source dir> <C compiler>
 set -u
@@ -86,6 +88,15 @@ for prog in cm/consumer cm/consumer_shmem pc/consumer pc/consumer_shmem pc/consu
     [ "$prog" = pc/consumer_static ] && continue
     where=$(LD_TRACE_LOADED_OBJECTS=1 "$tmp/$prog" 2>/dev/null | grep "libduet.so" | sed 's/.*=> \([^ ]*\).*/\1/')
     case "$where" in "$p"/*) ;; *) fail "$prog loads libduet from '$where', not from $p" ;; esac
+done
+
+# the Python module from the prefix, finding the prefix's libduet by itself
+for py in python3 /usr/bin/python3; do
+    command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy' >/dev/null 2>&1 || continue
+    out=$(env -u DUET_LIB PYTHONPATH="$p/$lib/python" "$p/bin/duetrun" -n 2 --timeout 120 "$py" \
+          "$src/tests/python/test_duet.py" 2>&1) || fail "the installed Python module: $out"
+    [ "$(echo "$out" | grep -o 'test_duet: rank [0-9]*: PASS' | wc -l)" -eq 2 ] || fail "the installed Python module: $out"
+    break
 done
 
 # the tools from the prefix
