@@ -80,7 +80,9 @@ static inline int shm_world_pe(const struct duet_shmem_team *t, int pe, const ch
 
 /* ---- symmetric static data (shmem_static.c) */
 SHM_HIDDEN void shm_static_prepare(void);  /* before duet_init: share my data segment */
-SHM_HIDDEN void shm_static_exchange(void); /* after: map every peer's */
+/* after: map the segment of every PE whose heap block `probe` (symmetric) this PE maps, the
+ * PEs of this host; the others' stay unmapped (shm_static_base NULL) */
+SHM_HIDDEN void shm_static_exchange(const void *probe);
 SHM_HIDDEN void shm_static_release(void);
 /* 1 if [addr, addr+bytes) starts inside the shared data segment (it must then lie wholly in
  * it, else the call fails); *off gets its range and offset. */
@@ -99,7 +101,13 @@ static inline void *shm_static_peer(const struct duet_shmem_team *t, const void 
     size_t off;
     if ((uintptr_t)addr - shm_static_lo_ >= shm_static_span_) return NULL;
     if (!shm_static_find(addr, bytes, fn, &range, &off)) return NULL;
-    return shm_static_base(range, shm_world_pe(t, pe, fn)) + off;
+    int wpe = shm_world_pe(t, pe, fn);
+    char *base = shm_static_base(range, wpe);
+    if (!base)
+        shm_die(fn, "%p is a global/static variable, and PE %d is on another host (or reached over the network: "
+                "DUET_NET=force): static data is shared only between the PEs of one host; use memory from "
+                "shmem_malloc", addr, wpe);
+    return base + off;
 }
 
 /* elems * size, failing on overflow */

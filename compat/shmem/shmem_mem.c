@@ -139,7 +139,10 @@ void *shmem_ptr(const void *dest, int pe)
     int range;
     size_t off;
     int found = shm_static_lookup(dest, 1, &range, &off);
-    if (found) return found > 0 ? shm_static_base(range, pe) + off : NULL;
+    if (found) {
+        char *base = found > 0 ? shm_static_base(range, pe) : NULL; /* NULL: another host */
+        return base ? base + off : NULL;
+    }
     return duet_ptr(shm_g.world, dest, pe);
 }
 
@@ -157,6 +160,6 @@ int shmem_addr_accessible(const void *addr, int pe)
     int range;
     size_t off;
     int found = shm_static_lookup(addr, 1, &range, &off);
-    if (found) return found > 0;
+    if (found) return found > 0 && shm_static_base(range, pe) != NULL; /* not from another host */
     return duet_addr_accessible(shm_g.world, addr, pe);
 }

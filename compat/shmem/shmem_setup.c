@@ -98,10 +98,10 @@ void shmem_init(void)
     shm_g.npes = duet_n_pes();
     if (!shm_g.thread_asked) shm_g.thread_level = SHMEM_THREAD_MULTIPLE; /* plain shmem_init: every call is safe */
     setup_team(&shm_team_world, shm_g.world);
-    shm_static_exchange();
     size_t scratch = sizeof(uint64_t) + (size_t)shm_g.npes * sizeof(long);
     char *block = duet_calloc(shm_g.world, 1, scratch);
     if (!block) shm_fail("shmem_init", duet_last_status());
+    shm_static_exchange(block); /* the PEs whose heap is mapped here: whose data segment can be */
     shm_g.exit_word = (_Atomic uint64_t *)(void *)block;
     shm_g.scratch = (long *)(void *)(block + sizeof(uint64_t));
     shm_team_setup_shared(block); /* the PEs of this host (the world when all are on one) */

@@ -148,7 +148,7 @@ void shm_static_prepare(void)
 /* What each PE tells the others: pid, fd, number of ranges, then {lo, len} per range. */
 #define SHM_DESC_WORDS (3 + 2 * SHM_MAX_RANGES)
 
-void shm_static_exchange(void)
+void shm_static_exchange(const void *probe)
 {
     int n = shm_g.npes;
     uint64_t mine[SHM_DESC_WORDS] = {(uint64_t)getpid(), (uint64_t)(int64_t)st_.fd, (uint64_t)st_.nranges};
@@ -174,6 +174,10 @@ void shm_static_exchange(void)
     int mapped = ok;
     for (int pe = 0; pe < n && mapped; pe++) {
         const uint64_t *d = all + (size_t)pe * SHM_DESC_WORDS;
+        /* a PE whose heap this PE does not map is on another host (or DUET_NET=force): its pid
+         * means nothing here, so its segment is not opened (its base stays NULL: a call on static
+         * data aimed at it is refused, shm_static_peer) */
+        if (pe != shm_g.me && !duet_ptr(shm_g.world, probe, pe)) continue;
         for (int r = 0; r < st_.nranges; r++) {
             if (pe == shm_g.me) {
                 st_.peer_base[(size_t)pe * SHM_MAX_RANGES + r] = (char *)st_.range[r].lo;
@@ -251,5 +255,5 @@ int shm_static_find(const void *addr, size_t bytes, const char *fn, int *range, 
 
 char *shm_static_base(int range, int world_pe)
 {
-    return st_.peer_base[(size_t)world_pe * SHM_MAX_RANGES + range];
+    return st_.peer_base ? st_.peer_base[(size_t)world_pe * SHM_MAX_RANGES + range] : NULL;
 }

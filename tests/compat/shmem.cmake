@@ -43,6 +43,12 @@ if(DUET_HAVE_UCX) # every other PE over the network: the shared team is part of 
   set_tests_properties(net.force.shmem_shared.4 PROPERTIES LABELS net TIMEOUT 90
                        ENVIRONMENT "DUET_NET=force;UCX_TLS=tcp")
 endif()
+duet_shmem_test(shmem_static_hosts RANKS 2)         # globals: shmem_ptr and a put on one host
+if(DUET_HAVE_UCX) # ... and as across hosts: refused with a message
+  add_test(NAME net.force.shmem_static_hosts.2
+           COMMAND sh ${DUET_SHMEM_TEST_DIR}/shmem_static_hosts.sh $<TARGET_FILE:duetrun> $<TARGET_FILE:shmem_static_hosts>)
+  set_tests_properties(net.force.shmem_static_hosts.2 PROPERTIES LABELS net TIMEOUT 90)
+endif()
 duet_shmem_test(shmem_rma   RANKS 1 2 5)            # every RMA form, heap and static
 duet_shmem_test(shmem_amo   RANKS 2 3 8 TIMEOUT 90) # every AMO; PEs x threads contention, locks
 duet_shmem_test(shmem_sync  RANKS 1 2 4)            # wait/test forms, signals, fence
