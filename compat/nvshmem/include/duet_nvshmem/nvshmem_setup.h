@@ -16,6 +16,28 @@
 
 /* ---- init and finalize ------------------------------------------------------------------ */
 
+/* The ranks of this host (those whose memory this rank maps), in world order: *node = world
+ * when every rank is on this host (then every rank finds the same), else a split by the
+ * lowest world rank of each host (collective). */
+static inline int nvshmemi_duet_node_team(duet_comm_t world, duet_comm_t *node, const char *call)
+{
+    void *probe = duet_malloc(world, 8);
+    if (!probe) return nvshmemi_duet_status(duet_last_status(), call);
+    int n = duet_comm_size(world), first = -1, mapped = 0;
+    for (int pe = 0; pe < n; pe++)
+        if (duet_ptr(world, probe, pe)) {
+            mapped++;
+            if (first < 0) first = pe;
+        }
+    int rc = nvshmemi_duet_status(duet_free(world, probe), call);
+    if (rc) return rc;
+    if (mapped == n) {
+        *node = world;
+        return 0;
+    }
+    return nvshmemi_duet_status(duet_comm_split(world, first, duet_comm_rank(world), node), call);
+}
+
 /* Common part of every init: the device, the kernel handles, the predefined teams. */
 static inline int nvshmemi_duet_start(duet_comm_t world, const char *call)
 {
@@ -33,7 +55,15 @@ static inline int nvshmemi_duet_start(duet_comm_t world, const char *call)
     memset(&s->dev, 0, sizeof s->dev);
     int rc = nvshmemi_duet_status(duet_device_comm_get(world, &s->dev.team[0]), call);
     if (rc) return rc;
-    for (int t = 0; t <= NVSHMEMX_TEAM_NODE; t++) s->team[t] = world, s->dev.team[t] = s->dev.team[0];
+    duet_comm_t node = world;
+    if ((rc = nvshmemi_duet_node_team(world, &node, call))) return rc;
+    s->team[NVSHMEM_TEAM_WORLD] = world;
+    s->node = node != world ? node : NULL;
+    if (node != world && (rc = nvshmemi_duet_status(duet_device_comm_get(node, &s->dev.team[NVSHMEM_TEAM_SHARED]), call)))
+        return rc;
+    if (node == world) s->dev.team[NVSHMEM_TEAM_SHARED] = s->dev.team[NVSHMEM_TEAM_WORLD];
+    s->team[NVSHMEM_TEAM_SHARED] = s->team[NVSHMEMX_TEAM_NODE] = node;
+    s->dev.team[NVSHMEMX_TEAM_NODE] = s->dev.team[NVSHMEM_TEAM_SHARED];
     s->status = NVSHMEM_STATUS_IS_INITIALIZED;
     s->refs = 1;
     return nvshmemi_duet_upload_all();
@@ -139,6 +169,8 @@ static inline void nvshmem_finalize(void)
     duet_comm_t w = s->team[0];
     for (int t = NVSHMEM_DUET_FIRST_TEAM; t < NVSHMEM_DUET_MAX_TEAMS; t++)
         if (s->team[t]) nvshmemi_duet_check(duet_comm_destroy(s->team[t]), "nvshmem_finalize (a team)");
+    if (s->node) nvshmemi_duet_check(duet_comm_destroy(s->node), "nvshmem_finalize (the host's team)");
+    s->node = NULL;
     nvshmemi_duet_check(duet_barrier(w), "nvshmem_finalize");
     if (s->coll_stream) (void)cudaStreamDestroy(s->coll_stream);
     s->coll_stream = NULL;

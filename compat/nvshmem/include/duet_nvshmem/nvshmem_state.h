@@ -45,7 +45,10 @@ typedef struct {
     int status;        /* NVSHMEM_STATUS_NOT_INITIALIZED / _IS_INITIALIZED */
     int by_duet_init;  /* world came from duet_init() (nvshmem_init), else from a unique id */
     int refs;          /* nvshmem_init calls not yet finalized                             */
-    duet_comm_t team[NVSHMEM_DUET_MAX_TEAMS]; /* team[0..2]: the world; NULL: free handle   */
+    duet_comm_t team[NVSHMEM_DUET_MAX_TEAMS]; /* team[0]: the world; [1], [2]: this host's
+                                                * ranks (NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE:
+                                                * the world on one host); NULL: free handle   */
+    duet_comm_t node;  /* the host's ranks when they are not the world (destroyed at finalize) */
     nvshmemi_duet_dev_state_t dev;
     nvshmemi_duet_upload_t upload[NVSHMEM_DUET_MAX_UNITS];
     int n_upload;

@@ -74,8 +74,9 @@ enum {
     NVSHMEMX_INIT_WITH_UNIQUEID = 1 << 3
 };
 
-/* Teams. WORLD, SHARED and NODE are predefined (Duet's GPU heap spans one host, so SHARED and
- * NODE hold every pe); splits get handles from NVSHMEM_DUET_FIRST_TEAM up. */
+/* Teams. WORLD, SHARED and NODE are predefined (SHARED and NODE: the pes of this host, those
+ * whose memory this pe maps; the world on one host); splits get handles from
+ * NVSHMEM_DUET_FIRST_TEAM up. */
 typedef int32_t nvshmem_team_t;
 #define NVSHMEM_TEAM_INVALID (-1)
 #define NVSHMEM_TEAM_WORLD 0
