@@ -189,6 +189,29 @@ int main()
     EXPECT(dmax[0] == (n - 1) * 0.5 && dmax[1] == 0, "double max %g %g", dmax[0], dmax[1]);
     EXPECT((uand[0] & 0xF0u) == 0xF0u && (n == 1 || (uand[0] & 0xFu) == 0), "uint and %x", uand[0]);
     EXPECT(csum[0] == std::complex<double>(n * (n - 1) / 2.0, n), "complex sum (%g, %g)", csum[0].real(), csum[0].imag());
+    /* and on C's complex types (C++ code that keeps them): typed, generic and *_to_all */
+    double _Complex *cz = static_cast<double _Complex *>(shmem_malloc(2 * sizeof(double _Complex)));
+    float _Complex *fz = static_cast<float _Complex *>(shmem_malloc(2 * sizeof(float _Complex)));
+    static double _Complex zwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+    static long zsync[SHMEM_REDUCE_SYNC_SIZE];
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) zsync[i] = SHMEM_SYNC_VALUE;
+    __real__ cz[0] = me, __imag__ cz[0] = 2.0;
+    __real__ fz[0] = 1.0f, __imag__ fz[0] = (float)me;
+    shmem_barrier_all();
+    EXPECT(shmem_complexd_sum_reduce(SHMEM_TEAM_WORLD, cz + 1, cz, 1) == 0, "complexd_sum_reduce on double _Complex rc");
+    EXPECT(shmem_prod_reduce(SHMEM_TEAM_WORLD, fz + 1, fz, 1) == 0, "generic prod_reduce on float _Complex rc");
+    EXPECT(__real__ cz[1] == n * (n - 1) / 2.0 && __imag__ cz[1] == 2.0 * n, "double _Complex sum (%g, %g)",
+           __real__ cz[1], __imag__ cz[1]);
+    /* the product of (1 + i*p) over p < n, by std::complex */
+    std::complex<float> zwant(1.0f, 0.0f);
+    for (int p = 0; p < n; p++) zwant *= std::complex<float>(1.0f, (float)p);
+    EXPECT(__real__ fz[1] == zwant.real() && __imag__ fz[1] == zwant.imag(), "float _Complex prod (%g, %g), want (%g, %g)",
+           (double)__real__ fz[1], (double)__imag__ fz[1], (double)zwant.real(), (double)zwant.imag());
+    shmem_complexd_sum_to_all(cz + 1, cz, 1, 0, 0, n, zwrk, zsync);
+    EXPECT(__real__ cz[1] == n * (n - 1) / 2.0 && __imag__ cz[1] == 2.0 * n, "complexd_sum_to_all on double _Complex");
+    shmem_barrier_all();
+    shmem_free(fz);
+    shmem_free(cz);
     /* the bitwise overloads on the signed fixed-width types (1.5 rows): or of every PE's bit */
     int32_t *s32 = static_cast<int32_t *>(shmem_malloc(2 * sizeof(int32_t)));
     int8_t *s8 = static_cast<int8_t *>(shmem_malloc(2));

@@ -431,5 +431,17 @@ SHMEM_CXX_MINMAX_RED_TYPES_(SHMEM_CXX_REDUCE_MINMAX_)
 SHMEM_CXX_ARITH_RED_TYPES_(SHMEM_CXX_REDUCE_ARITH_)
 }
 
+/* ---- the complex reductions on the C types too: C++ code that keeps C's complex types
+ * (GCC and Clang take `double _Complex` in C++), the typed 1.5 calls, the generic ones and the
+ * deprecated *_to_all, over the std::complex functions (the same layout: an array of two) */
+#if defined(__GNUC__)
+#define SHMEM_CXX_CCOMPLEX_OP_(C, S, N, OP)                                                         inline int shmem_##N##_##OP##_reduce(shmem_team_t t, C *d, const C *s, size_t n)                { return shmem_##N##_##OP##_reduce(t, reinterpret_cast<S *>(d), reinterpret_cast<const S *>(s), n); }     inline int shmem_##OP##_reduce(shmem_team_t t, C *d, const C *s, size_t n)                      { return shmem_##N##_##OP##_reduce(t, reinterpret_cast<S *>(d), reinterpret_cast<const S *>(s), n); }     inline void shmem_##N##_##OP##_to_all(C *d, const C *s, int n, int st, int ls, int sz, C *w, long *ps)     { shmem_##N##_##OP##_to_all(reinterpret_cast<S *>(d), reinterpret_cast<const S *>(s), n, st, ls, sz,                                    reinterpret_cast<S *>(w), ps); }
+#define SHMEM_CXX_CCOMPLEX_(C, S, N) SHMEM_CXX_CCOMPLEX_OP_(C, S, N, sum) SHMEM_CXX_CCOMPLEX_OP_(C, S, N, prod)
+extern "C++" {
+SHMEM_CXX_CCOMPLEX_(double _Complex, std::complex<double>, complexd)
+SHMEM_CXX_CCOMPLEX_(float _Complex, std::complex<float>, complexf)
+}
+#endif
+
 #endif
 #endif /* DUET_SHMEM_GENERIC_H */
