@@ -16,7 +16,8 @@ duetrun (or mpirun, srun, torchrun: docs/LAUNCHING.md):
 Symmetric arrays (Comm.array) are numpy arrays whose memory is Duet's symmetric heap: they
 are the targets of put / get / atomics / signals. Collectives take any C-contiguous numpy
 array, and, with the CUDA backend, objects with __cuda_array_interface__ (a stream may be
-given; default the array's own, else CUDA's legacy default stream). Every failure raises
+given; default the array's own, else CUDA's legacy default stream; not yet run on a GPU by
+the tests). Every failure raises
 DuetError carrying Duet's status and its message (duet_last_error()).
 
 The library: $DUET_LIB, else the libduet.so.0 of the prefix this package is installed in
