@@ -50,6 +50,11 @@ if(TARGET duet-ucx-probe)
 endif()
 install(TARGETS ${DUET_INSTALL_TOOLS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET duet_shmem) # duetcc as installed: paths from the prefix it lies in
+  set(DUETCC_CC ${CMAKE_C_COMPILER})
+  set(DUETCC_EXTRA "")
+  if(DUET_SANITIZE) # a sanitized libduet needs sanitized programs
+    set(DUETCC_EXTRA "-fsanitize=address,undefined")
+  endif()
   set(DUETCC_INCLUDES "-I$prefix/${CMAKE_INSTALL_INCLUDEDIR}")
   set(DUETCC_LIBDIR "$prefix/${CMAKE_INSTALL_LIBDIR}")
   configure_file(${CMAKE_SOURCE_DIR}/compat/shmem/duetcc.in ${CMAKE_BINARY_DIR}/install/duetcc @ONLY)

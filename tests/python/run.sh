@@ -16,6 +16,10 @@ for p in python3 /usr/bin/python3; do
     if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then py=$(command -v "$p"); break; fi
 done
 [ -n "$py" ] || { echo "python: SKIP: no python3 that imports numpy (apt-get install python3-numpy)"; exit 77; }
+if readelf -d "$lib" 2>/dev/null | grep -q libasan; then
+    echo "python: SKIP: a sanitized libduet (make asan) cannot load into python3, which is not"
+    exit 77
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/duet-python.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -46,13 +46,17 @@ for so in libduet.so:libduet.so.0 libduet_shmem.so:libduet_shmem.so.1 duet-nccl/
     [ "$got" = "$want" ] || fail "$lib/$file: soname '$got', want $want"
 done
 
+# a sanitized build (make asan): its programs must be sanitized too (ASan's runtime first)
+san=
+readelf -d "$p/$lib/libduet.so.0" 2>/dev/null | grep -q "libasan" && san="-fsanitize=address,undefined"
+
 # nothing installed points back at the build or the source tree
 leaks=$(grep -rlI -e "$build" -e "$src" "$p" 2>/dev/null)
 [ -z "$leaks" ] || fail "installed files name the build or source tree: $leaks"
 
 # 1. find_package(Duet)
 cmake -S "$src/tests/tools/install_consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$cc" \
-    >"$tmp/cm.log" 2>&1 || fail "configuring the consumer with find_package(Duet): $(tail -15 "$tmp/cm.log")"
+    -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$tmp/cm.log" 2>&1 || fail "configuring the consumer with find_package(Duet): $(tail -15 "$tmp/cm.log")"
 cmake --build "$tmp/cm" >"$tmp/cmb.log" 2>&1 || fail "building the consumer (find_package): $(tail -15 "$tmp/cmb.log")"
 # 2. pkg-config, as a Makefile would use it
 pc() { PKG_CONFIG_PATH="$p/$lib/pkgconfig" pkg-config "$@"; }
@@ -61,23 +65,23 @@ pc --exists duet duet-shmem || fail "pkg-config does not find duet / duet-shmem 
     fail "pkg-config --modversion duet: $(pc --modversion duet)"
 mkdir -p "$tmp/pc"
 # shellcheck disable=SC2046
-"$cc" -o "$tmp/pc/consumer" "$src/tests/tools/install_consumer/consumer.c" $(pc --cflags --libs duet) \
+"$cc" $san -o "$tmp/pc/consumer" "$src/tests/tools/install_consumer/consumer.c" $(pc --cflags --libs duet) \
     -Wl,-rpath,"$(pc --variable=libdir duet)" 2>"$tmp/pc.log" || fail "cc with pkg-config duet: $(tail -20 "$tmp/pc.log")"
 # shellcheck disable=SC2046
-"$cc" -o "$tmp/pc/consumer_shmem" "$src/tests/tools/install_consumer/consumer_shmem.c" \
+"$cc" $san -o "$tmp/pc/consumer_shmem" "$src/tests/tools/install_consumer/consumer_shmem.c" \
     $(pc --cflags --libs duet-shmem) -Wl,-rpath,"$(pc --variable=libdir duet)" 2>"$tmp/pcs.log" ||
     fail "cc with pkg-config duet-shmem: $(tail -20 "$tmp/pcs.log")"
 # and the static library, with what pkg-config --static says it needs
 libs=$(pc --static --libs duet | sed 's/\(^\| \)-lduet\( \|$\)/ -Wl,-Bstatic -lduet -Wl,-Bdynamic /')
 # shellcheck disable=SC2046,SC2086
-"$cc" -o "$tmp/pc/consumer_static" "$src/tests/tools/install_consumer/consumer.c" $(pc --cflags duet) $libs \
+"$cc" $san -o "$tmp/pc/consumer_static" "$src/tests/tools/install_consumer/consumer.c" $(pc --cflags duet) $libs \
     2>"$tmp/pca.log" || fail "cc with libduet.a and pkg-config --static duet: $(tail -20 "$tmp/pca.log")"
 LD_TRACE_LOADED_OBJECTS=1 "$tmp/pc/consumer_static" 2>/dev/null | grep -q "libduet.so" &&
     fail "the program linked with libduet.a still loads libduet.so"
 # 3. duetcc from the prefix
 mkdir -p "$tmp/cc"
-DUETCC_CC="$cc" "$p/bin/duetcc" -o "$tmp/cc/consumer_shmem" "$src/tests/tools/install_consumer/consumer_shmem.c" \
-    2>"$tmp/cc.log" || fail "duetcc: $(tail -20 "$tmp/cc.log")"
+env -u DUETCC_CC "$p/bin/duetcc" -o "$tmp/cc/consumer_shmem" "$src/tests/tools/install_consumer/consumer_shmem.c" \
+    2>"$tmp/cc.log" || fail "duetcc (its own compiler): $(tail -20 "$tmp/cc.log")"
 "$p/bin/duetcc" --showme | grep -q -e "$build" -e "$src" && fail "duetcc --showme names the build tree"
 
 # every program under the installed duetrun, 2 ranks
@@ -90,8 +94,10 @@ for prog in cm/consumer cm/consumer_shmem pc/consumer pc/consumer_shmem pc/consu
     case "$where" in "$p"/*) ;; *) fail "$prog loads libduet from '$where', not from $p" ;; esac
 done
 
-# the Python module from the prefix, finding the prefix's libduet by itself
+# the Python module from the prefix, finding the prefix's libduet by itself (not in a
+# sanitized build: python itself is not)
 for py in python3 /usr/bin/python3; do
+    [ -z "$san" ] || break
     command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy' >/dev/null 2>&1 || continue
     out=$(env -u DUET_LIB PYTHONPATH="$p/$lib/python" "$p/bin/duetrun" -n 2 --timeout 120 "$py" \
           "$src/tests/python/test_duet.py" 2>&1) || fail "the installed Python module: $out"
