@@ -26,12 +26,12 @@
  * executor (duet_cuda_exec.c), except:
  *   - buffers in the GPU heap (what the call reads remotely; anywhere in each rank's heap): a
  *     direct kernel reads the peers' buffers where they lie (duet_cuda_direct.cu); allreduce
- *     from DIRECT_ALLREDUCE_MIN_BYTES, the other collectives at any size. Each rank decides
+ *     above oneshot_max_bytes(n) (1 MiB to 4 ranks), the other collectives at any size. Each rank decides
  *     from its own buffers, asking no one (direct_choose), so a call only queues work; the
  *     decision is part of the call's signature (coll/duet_coll_sig.h: path), so ranks that
  *     decided otherwise (a call's buffers in the heap on some ranks only) are a mismatch,
  *     reported on every rank, never a hang;
- *   - an allreduce under DIRECT_ALLREDUCE_MIN_BYTES: the one-shot kernel, unless DUET_ALGO
+ *   - an allreduce up to oneshot_max_bytes(n): the one-shot kernel, unless DUET_ALGO
  *     forces an algorithm; one the tuner gives to oneshot or twoshot, of at most
  *     DUET_CUDA_COLL_MAX_BYTES, runs those dedicated kernels (duet_cuda_coll.cu).
  * The tuner's model of the GPU (alpha per message, beta) is measured once per host
@@ -63,10 +63,18 @@
 #include "cuda/duet_cuda_rma.h"
 #include "cuda/duet_cuda_state.h"
 
-/* An allreduce takes the direct kernel from this size; below it the one-shot kernel, which
- * needs no agreement (no host allreduce), is faster. The other collectives take their direct
- * kernel at any size: their only other path is the executor. */
-#define DIRECT_ALLREDUCE_MIN_BYTES ((size_t)64 << 10)
+/* An allreduce of at most oneshot_max_bytes(n) takes the one-shot kernel (its buffers
+ * anywhere), a larger one the direct kernel (buffers in the GPU heap). Measured on one H200,
+ * 2 and 4 ranks under MPS (docs/PERF.md, "The GPU model"): the one-shot kernel beats the
+ * direct two-shot kernel up to 512 KiB at both (9.96 against 12.4 us at 2 ranks, 18.3 against
+ * 23.5 at 4), the direct kernel wins from 2 MiB; the one-shot kernel reads every rank's copy,
+ * so its share shrinks as n grows (not measured beyond 4 ranks). The other collectives take
+ * their direct kernel at any size: their only other path is the executor. */
+static size_t oneshot_max_bytes(int n)
+{
+    size_t by_n = ((size_t)4 << 20) / (size_t)(n > 1 ? n : 1);
+    return by_n < DUET_CUDA_COLL_MAX_BYTES ? by_n : DUET_CUDA_COLL_MAX_BYTES;
+}
 #define DIRECT_BLOCK_BYTES ((size_t)64 << 10) /* direct kernels: bytes per block before another */
 
 _Static_assert(DUET_CUDA_DIRECT_ALLREDUCE == (int)DUET_COLL_ALLREDUCE && DUET_CUDA_DIRECT_BROADCAST ==
@@ -390,7 +398,7 @@ static int direct_most(coll_state_t *s, const duet_cuda_heap_t *g, duet_datatype
  * (their receive buffer when the send is NULL): a program passes the same kinds of buffers on
  * every rank; an in-place allgather: the receive buffer; the others: the send), and the
  * blocks, from the call's size and the blocks the device holds shared by all n ranks (which
- * may be on this one GPU). An allreduce only from DIRECT_ALLREDUCE_MIN_BYTES; not when
+ * may be on this one GPU). An allreduce only above oneshot_max_bytes(n); not when
  * DUET_ALGO forces an algorithm (but twoshot for an allreduce, which this is), nor for an
  * all-to-all in place (refused by every algorithm). Published in the call's signature: a peer that chose otherwise is a mismatch. */
 static int direct_choose(duet_comm_t c, coll_state_t *s, const duet_cuda_coll_call_t *k)
@@ -398,7 +406,7 @@ static int direct_choose(duet_comm_t c, coll_state_t *s, const duet_cuda_coll_ca
     size_t es = duet_datatype_size(k->dt), sbytes = k->send_count * es, rbytes = k->recv_count * es;
     size_t larger = sbytes > rbytes ? sbytes : rbytes;
     if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV || k->count == 0) return 0;
-    if (k->kind == DUET_COLL_ALLREDUCE && larger < DIRECT_ALLREDUCE_MIN_BYTES) return 0;
+    if (k->kind == DUET_COLL_ALLREDUCE && larger <= oneshot_max_bytes(c->size)) return 0;
     if (k->kind == DUET_COLL_ALLTOALL && k->in_place) return 0;
     char forced[64];
     duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
@@ -488,7 +496,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
                  g->algo ? "twoshot, " : "", d->nblocks);
         return DUET_OK;
     }
-    if (k->kind == DUET_COLL_ALLREDUCE && k->count * duet_datatype_size(k->dt) < DIRECT_ALLREDUCE_MIN_BYTES) {
+    if (k->kind == DUET_COLL_ALLREDUCE && k->count * duet_datatype_size(k->dt) <= oneshot_max_bytes(c->size)) {
         /* a small allreduce: the one-shot kernel (one launch, one flag exchange), unless DUET_ALGO
          * forces another algorithm. The tuner's GPU model prices every schedule of the executor
          * with one alpha and cannot tell the kernel from them (rd measured 11.8 us at 64 B on two
@@ -498,9 +506,9 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
         if (!forced[0]) {
             g->shot = 1;
             g->algo = table_algo(&oneshot_algo, "oneshot");
-            DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, under %zu bytes: oneshot (kernel)",
+            DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, at most %zu bytes: oneshot (kernel)",
                      k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
-                     DIRECT_ALLREDUCE_MIN_BYTES);
+                     oneshot_max_bytes(c->size));
             return g->algo ? DUET_OK : DUET_FAIL(DUET_ERR_INTERNAL, COLL, "%s: no oneshot allreduce", k->fn);
         }
     }
@@ -587,23 +595,59 @@ duet_status_t duet_cuda_coll_run(duet_comm_t c, duet_cuda_coll_call_t *k)
     return run_now(c, k);
 }
 
+/* What plan g runs, as the TUNE log names it. */
+static void plan_name(const gpu_plan_t *g, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s", g->algo ? g->algo->name : g->shot == 3 ? "" : "p2p",
+             g->shot == 3 ? (g->algo ? " (direct kernel)" : "direct kernel") : g->shot ? " (kernel)" : "");
+}
+
+/* This rank's plan of call k, as run_now would make it (the caller frees *sched). */
+static duet_status_t plan_of(duet_comm_t c, const duet_cuda_coll_call_t *k, duet_sched_t *sched, gpu_plan_t *g)
+{
+    coll_state_t *s = NULL;
+    duet_status_t st = duet_cuda_coll_prepare(c, k->fn);
+    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, k->fn);
+    duet_sched_init(sched, c->rank, c->size, 1); /* freeable whatever happens */
+    if (st) return st;
+    duet_cuda_coll_call_t mine = *k;
+    mine.path = direct_choose(c, s, k);
+    direct_t d = direct_of(&mine);
+    duet_sched_free(sched);
+    return plan_call(c, &mine, &d, sched, g);
+}
+
+duet_status_t duet_cuda_coll_costs(duet_comm_t c, const duet_cuda_coll_call_t *k, char *path, size_t len,
+                                   int *direct, duet_coll_model_t *model, duet_predict_t *pred,
+                                   duet_coll_args_t *shape)
+{
+    duet_sched_t sched;
+    gpu_plan_t g;
+    duet_status_t st = plan_of(c, k, &sched, &g);
+    if (st == DUET_OK) {
+        plan_name(&g, path, len);
+        /* the rule's kernels: the direct ones, and the one-shot kernel of a small allreduce
+         * when nothing is forced (plan_call); the tuner's own picks are costed */
+        char forced[64];
+        duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
+        *direct = g.shot == 3 || (g.shot == 1 && !forced[0] &&
+                                  k->count * duet_datatype_size(k->dt) <= oneshot_max_bytes(c->size));
+        if (shape) *shape = g.a;
+        st = duet_coll_tune_costs(c, &g.a, model, pred);
+    }
+    duet_sched_free(&sched);
+    return st;
+}
+
 duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *k, char *algo, size_t len,
                                      double *staged, double *direct)
 {
     duet_sched_t sched;
     gpu_plan_t g;
     *staged = *direct = 0;
-    coll_state_t *s = NULL;
-    duet_status_t st = duet_cuda_coll_prepare(c, k->fn);
-    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, k->fn);
-    if (st) return st;
-    duet_cuda_coll_call_t mine = *k;
-    mine.path = direct_choose(c, s, k);
-    direct_t d = direct_of(&mine);
-    st = plan_call(c, &mine, &d, &sched, &g);
+    duet_status_t st = plan_of(c, k, &sched, &g);
     if (st == DUET_OK) {
-        snprintf(algo, len, "%s%s", g.algo ? g.algo->name : g.shot == 3 ? "" : "p2p",
-                 g.shot == 3 ? (g.algo ? " (direct kernel)" : "direct kernel") : g.shot ? " (kernel)" : "");
+        plan_name(&g, algo, len);
         double S = (double)(k->count * duet_datatype_size(k->dt)), n = c->size;
         if (g.shot == 1) { /* copy in; read every pe's copy, write the result */
             *staged = *direct = 2 * S + n * S + S;

@@ -10,6 +10,7 @@
 #define DUET_CUDA_COLL_H
 
 #include "coll/duet_coll_executor.h"
+#include "coll/duet_coll_predict.h"
 
 /* The call and the answer of routes, as coll's executor table has them (coll/duet_coll_executor.h). */
 #define DUET_CUDA_ROUTED DUET_COLL_ROUTED
@@ -51,6 +52,17 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
  * c prepares its GPU collectives (collective), and so may this. */
 duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *call, char *algo, size_t len,
                                      double *staged, double *direct);
+/* What `call` would run on c and what the tuner's GPU model costs (for duet-perf --validate
+ * --device; nothing is queued and no peer asked, but the first GPU call on c prepares its GPU
+ * collectives, collective, and so may this): `path` (len bytes) names it as the TUNE log does
+ * ("direct kernel", "twoshot (direct kernel)", "oneshot (kernel)", or the executor's
+ * algorithm), *direct is 1 when it is a kernel the model does not cost (the direct kernels and
+ * the one-shot kernel of a small allreduce, chosen by rule), and *pred every executor algorithm of the
+ * call's kind as the GPU executor would cost it (its model in *model, the shape it costs in
+ * *shape when not NULL: for fitting the model to measured calls). */
+duet_status_t duet_cuda_coll_costs(duet_comm_t c, const duet_cuda_coll_call_t *call, char *path, size_t len,
+                                   int *direct, duet_coll_model_t *model, duet_predict_t *pred,
+                                   duet_coll_args_t *shape);
 /* Frees a communicator's GPU collective state (from duet_cuda_comm_release). NULL: no-op. */
 void duet_cuda_coll_release(void *state);
 #endif

@@ -21,6 +21,7 @@
 #include "duet/duet.h"
 #include "util/duet_util.h"
 #include "coll/duet_coll_predict.h"
+#include "coll/duet_coll_executor.h"
 
 #define PERF_CSV_HEADER "op,bytes,count,dtype,redop,algo,time_us,algbw_GBps,busbw_GBps,wrong"
 
@@ -137,6 +138,11 @@ void perf_device_free(perf_t *p);
 extern const perf_mode_t perf_device_coll_modes[];
 extern const size_t perf_device_coll_nmodes;
 void perf_device_coll_free(perf_t *p);
+/* A GPU collective mode's duet_coll_kind_t; the mode named `name`, or NULL. */
+int perf_device_coll_kind(const perf_mode_t *m);
+const perf_mode_t *perf_device_coll_find_mode(const char *name);
+/* The current row's call as the GPU executor receives it (after the mode's setup). */
+duet_coll_exec_call_t perf_device_coll_call(const perf_t *p);
 /* perf_floor.c: the "# floor" line of a --device allreduce row (collective; rank 0 prints). */
 void perf_floor_print(perf_t *p, size_t bytes, double measured_us);
 #endif

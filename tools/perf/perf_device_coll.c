@@ -9,7 +9,8 @@
  *   reducescatter  duet_reduce_scatter, float32 sum
  *   alltoall       duet_alltoall, float32
  *
- * Every rank; send and recv from duet_malloc_device, -e bytes each. Sizes, the bytes and
+ * Every rank; send and recv from duet_malloc_device (--buffers host: cudaMalloc, outside the
+ * GPU heap, where the direct kernels cannot read them), -e bytes each. Sizes, the bytes and
  * count columns and busbw are perf_coll.c's (nccl-tests'): S = -b..-e is the largest buffer
  * of a rank, allgather / reducescatter / alltoall move blocks of S / 4 / n elements. -n calls
  * back to back on one stream, then one stream sync (nccl-tests' way): time per call, rank
@@ -108,6 +109,7 @@ static float alltoall_want(const perf_t *p, size_t k)
 /* The shapes of perf_coll.c: split: count = S / 4 / n (else S / 4); send_n, recv_n: that
  * buffer holds n blocks of count; bus: busbw factor 0: 1, 1: (n-1)/n, 2: 2(n-1)/n. */
 typedef struct {
+    int kind; /* duet_coll_kind_t */
     int split, send_n, recv_n, bus;
     void (*call)(perf_t *);
     float (*want)(const perf_t *, size_t k);
@@ -115,9 +117,12 @@ typedef struct {
 
 /* In the order of perf_device_coll_modes. */
 static const gc_info_t infos[] = {
-    {0, 0, 0, 2, allreduce_call, allreduce_want},         {0, 0, 0, 0, broadcast_call, broadcast_want},
-    {0, 0, 0, 0, reduce_call, reduce_want},               {1, 0, 1, 1, allgather_call, allgather_want},
-    {1, 1, 0, 1, reducescatter_call, reducescatter_want}, {1, 1, 1, 1, alltoall_call, alltoall_want},
+    {DUET_COLL_ALLREDUCE, 0, 0, 0, 2, allreduce_call, allreduce_want},
+    {DUET_COLL_BROADCAST, 0, 0, 0, 0, broadcast_call, broadcast_want},
+    {DUET_COLL_REDUCE, 0, 0, 0, 0, reduce_call, reduce_want},
+    {DUET_COLL_ALLGATHER, 1, 0, 1, 1, allgather_call, allgather_want},
+    {DUET_COLL_REDUCE_SCATTER, 1, 1, 0, 1, reducescatter_call, reducescatter_want},
+    {DUET_COLL_ALLTOALL, 1, 1, 1, 1, alltoall_call, alltoall_want},
 };
 
 static const gc_info_t *info_of(const perf_mode_t *m)
@@ -133,9 +138,15 @@ static void gc_alloc(perf_t *p)
     if (!duet_cuda_available()) perf_die("--device: no GPU (or a Duet built without CUDA)");
     PERF_CUDA(cudaSetDevice(duet_cuda_device(p->comm)));
     size_t n = p->maxb > 4 ? p->maxb : 4;
-    gc.send = duet_malloc_device(p->comm, n);
-    gc.recv = duet_malloc_device(p->comm, n);
-    if (!gc.send || !gc.recv) perf_die("%s up to -e %zu: duet_malloc_device: %s", p->mode->name, n, duet_last_error());
+    p->bufs_in_heap = !p->host_buffers;
+    if (p->bufs_in_heap) {
+        gc.send = duet_malloc_device(p->comm, n);
+        gc.recv = duet_malloc_device(p->comm, n);
+        if (!gc.send || !gc.recv) perf_die("%s up to -e %zu: duet_malloc_device: %s", p->mode->name, n, duet_last_error());
+    } else {
+        PERF_CUDA(cudaMalloc((void **)&gc.send, n));
+        PERF_CUDA(cudaMalloc((void **)&gc.recv, n));
+    }
     p->dev_send = gc.send;
     p->dev_recv = gc.recv;
     PERF_CUDA(cudaStreamCreateWithFlags(&gc.stream, cudaStreamNonBlocking));
@@ -208,7 +219,38 @@ _Static_assert(DUET_ARRAY_LEN(perf_device_coll_modes) == DUET_ARRAY_LEN(infos), 
 void perf_device_coll_free(perf_t *p)
 {
     if (!gc.ready) return;
-    PERF_CHECK(duet_free(p->comm, gc.send));
-    PERF_CHECK(duet_free(p->comm, gc.recv));
+    if (p->bufs_in_heap) {
+        PERF_CHECK(duet_free(p->comm, gc.send));
+        PERF_CHECK(duet_free(p->comm, gc.recv));
+    } else {
+        cudaFree(gc.send);
+        cudaFree(gc.recv);
+    }
     cudaStreamDestroy(gc.stream);
+}
+
+int perf_device_coll_kind(const perf_mode_t *m)
+{
+    return info_of(m)->kind;
+}
+
+const perf_mode_t *perf_device_coll_find_mode(const char *name)
+{
+    for (size_t i = 0; i < perf_device_coll_nmodes; i++)
+        if (strcmp(perf_device_coll_modes[i].name, name) == 0) return &perf_device_coll_modes[i];
+    return NULL;
+}
+
+duet_coll_exec_call_t perf_device_coll_call(const perf_t *p)
+{
+    const gc_info_t *gi = info_of(p->mode);
+    size_t n = (size_t)p->nranks;
+    int rooted = gi->kind == DUET_COLL_BROADCAST || gi->kind == DUET_COLL_REDUCE;
+    duet_coll_exec_call_t k = {
+        .kind = gi->kind, .send = gc.send, .recv = gc.recv, .count = p->count,
+        .send_count = p->count * (gi->send_n ? n : 1), .recv_count = p->count * (gi->recv_n ? n : 1),
+        .dt = DUET_FLOAT32, .op = DUET_SUM, .root = rooted ? p->root : 0,
+        .where = DUET_COLL_ROUTED | DUET_COLL_SEND_DEVICE | DUET_COLL_RECV_DEVICE, .stream = gc.stream,
+        .fn = "duet-perf --validate --device"};
+    return k;
 }

@@ -115,10 +115,12 @@ static void usage(FILE *f)
             "      --list-algos C   the algorithms of collective C, one per line\n"
             "      --calibrate [C..] measure the tuner's alpha and beta anew, then fit the model's\n"
             "                       terms to every algorithm of each C forced over -b .. -e\n"
-            "                       (16 B .. 16 MiB by 4, 3 rounds) and save them (collective)\n"
+            "                       (16 B .. 16 MiB by 4, 3 rounds) and save them (collective);\n"
+            "                       with --device the GPU model's, to the GPU executor's algorithms\n"
             "      --validate [C..] every algorithm of each collective C (all six without) forced\n"
             "                       in turn over -b .. -e by -f (default 4): the tuner's predictions\n"
-            "                       against the medians measured, its pick against the fastest\n"
+            "                       against the medians measured, its pick against the fastest;\n"
+            "                       with --device on GPU buffers (--buffers host: cudaMalloc)\n"
             "      --rounds R       --validate: rounds, each time the median of R               [5]\n"
             "      --timing loop|call  a collective row's time: loop, each rank's time per call\n"
             "                       in a loop of back-to-back calls (which may overlap), combined\n"
@@ -238,7 +240,10 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
          * after it is measured on calls the fit has not seen) */
         if (cli->calibrate && !minb_set) p->minb = 16;
         if (cli->calibrate && !maxb_set) p->maxb = (size_t)16 << 20;
-        if (p->device || p->algo) perf_die("--validate forces every host algorithm itself: no -a, no --device");
+        if (p->algo) perf_die("--validate forces every algorithm itself: no -a");
+#ifndef DUET_HAVE_CUDA
+        if (p->device) perf_die("--device: a Duet built without CUDA");
+#endif
         static const char *all[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall"};
         cli->nmodes = npos ? npos : (int)DUET_ARRAY_LEN(all);
         if (cli->nmodes > (int)DUET_ARRAY_LEN(cli->modes)) perf_die("--validate: at most %d collectives",
@@ -246,11 +251,17 @@ static void parse_args(perf_t *p, cli_t *cli, int argc, char **argv)
         for (int i = 0; i < cli->nmodes; i++) {
             const char *name = npos ? argv[optind + i] : all[i];
             const perf_mode_t *m = perf_coll_find_mode(name);
-            if (!m || perf_coll_kind(m) < 0) perf_die("--validate: '%s' is not a collective with algorithms", name);
+#ifdef DUET_HAVE_CUDA
+            if (p->device && m && perf_coll_kind(m) >= 0) m = perf_device_coll_find_mode(name);
+#endif
+            if (!m || (!p->device && perf_coll_kind(m) < 0))
+                perf_die("--validate: '%s' is not a collective with algorithms", name);
             cli->modes[i] = m;
         }
         if (!factor_set) p->factor = 4;
-        if (!timing_set) p->timing = PERF_TIMING_CALL; /* what the model predicts: one call's span */
+        /* what the model predicts: one call's span (GPU calls: the loop's time per call, as
+         * a stream runs them back to back) */
+        if (!timing_set) p->timing = p->device ? PERF_TIMING_LOOP : PERF_TIMING_CALL;
         if (cli->rounds <= 0) cli->rounds = cli->calibrate ? 3 : 5;
         p->mode = cli->modes[0];
         p->max_volume = 0;
@@ -580,7 +591,10 @@ int main(int argc, char **argv)
     if (cli.validate || cli.calibrate) {
         int vrc = cli.calibrate ? perf_calibrate(&p, cli.modes, cli.nmodes, cli.rounds)
                                 : perf_validate(&p, cli.modes, cli.nmodes, cli.rounds);
-        perf_coll_free(&p);
+        if (m->coll) perf_coll_free(&p);
+#ifdef DUET_HAVE_CUDA
+        if (p.device) perf_device_coll_free(&p);
+#endif
         PERF_CHECK(duet_free(p.comm, p.flag));
         PERF_CHECK(duet_finalize());
         return vrc;

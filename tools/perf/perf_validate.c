@@ -25,6 +25,20 @@
  * pick. An algorithm that cannot run a call is left out of its cell; a cell where the call
  * has no element (allgather of 8 B on 4 ranks) is left out.
  *
+ * With --device, the GPU collectives (duet-perf --device MODE: buffers from the GPU heap, or
+ * cudaMalloc with --buffers host), each row timed as a stream runs -n calls back to back.
+ * Forcing an algorithm runs it in the GPU executor (allreduce's oneshot and twoshot: their
+ * kernels); "auto" is what the library runs unforced, which is a kernel chosen by rule where
+ * the buffers allow it (the direct kernels on heap buffers, the one-shot kernel of an
+ * allreduce under 64 KiB), else the model's pick. Predictions are the GPU model's
+ * (duet_cuda_coll_costs). A rule's kernel has no prediction: its cell's pick is auto, and the
+ * fastest is taken over the forced algorithms and auto alike; where the model picks, as on
+ * the host. A forced algorithm the GPU path cannot run (the model says why) is left out.
+ *
+ * --calibrate --device fits the GPU model's terms alike, to the GPU executor's algorithms
+ * forced on GPU buffers (not the kernels that run by rule, nor allreduce's oneshot and twoshot,
+ * which run kernels of their own), alpha fitted too, and saves them in the GPU tune file.
+ *
  * CSV (--csv, rank 0): op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest
  * with one row per algorithm of a cell (algo "auto" for the tuner's run: predicted and error
  * 0); picked and fastest are 0 or 1.
@@ -36,6 +50,9 @@
 #include "perf.h"
 #include "coll/duet_coll_fit.h"
 #include "coll/duet_coll_sim.h"
+#ifdef DUET_HAVE_CUDA
+#include "cuda/duet_cuda_coll.h"
+#endif
 
 #define MAX_ROUNDS 101
 #define MAX_CAND (DUET_PREDICT_MAX + 1) /* the forced algorithms and auto */
@@ -62,11 +79,63 @@ static void size_iters(perf_t *p, size_t bytes, long fixed)
     p->warmup = it / 10 < 2 ? 2 : it / 10;
 }
 
+static int mode_kind(const perf_t *p)
+{
+#ifdef DUET_HAVE_CUDA
+    if (p->device) return perf_device_coll_kind(p->mode);
+#endif
+    return perf_coll_kind(p->mode);
+}
+
+/* The current row's costs under the model of the executor that runs it: every candidate's
+ * prediction, and what the library runs unforced (*path; *rule 1: a kernel chosen by rule,
+ * with no prediction, else the model's pick). */
+static void cell_costs(perf_t *p, duet_coll_model_t *m, duet_predict_t *pred, char *path, size_t len, int *rule)
+{
+    *rule = 0;
+#ifdef DUET_HAVE_CUDA
+    if (p->device) {
+        duet_coll_exec_call_t k = perf_device_coll_call(p);
+        PERF_CHECK(duet_cuda_coll_costs(p->comm, &k, path, len, rule, m, pred, NULL));
+        return;
+    }
+#endif
+    duet_coll_args_t a = perf_coll_args(p, p->me);
+    PERF_CHECK(duet_coll_tune_costs(p->comm, &a, m, pred));
+    snprintf(path, len, "%s", pred->best >= 0 ? pred->e[pred->best].algo->name : "?");
+}
+
+/* GPU rows: the forced candidates the GPU path cannot run, by the model's word (the same on
+ * every rank: it depends on the call's shape alone), are left out of the cell. */
+static void device_filter(perf_t *p, size_t bytes, cand_t *cand, int ncand)
+{
+#ifdef DUET_HAVE_CUDA
+    const char *why = "";
+    if (!p->device || (p->mode->setup && p->mode->setup(p, bytes, &why))) return;
+    if (p->count == 0) return;
+    duet_coll_model_t m;
+    duet_predict_t pred;
+    char path[64];
+    int rule;
+    cell_costs(p, &m, &pred, path, sizeof path, &rule);
+    for (int k = 0; k < ncand; k++) {
+        if (!cand[k].name) continue;
+        int ok = 0;
+        for (int i = 0; i < pred.n; i++)
+            if (strcmp(pred.e[i].algo->name, cand[k].name) == 0) ok = pred.e[i].status == DUET_OK;
+        if (!ok) cand[k].ran = 0;
+    }
+#else
+    (void)p, (void)bytes, (void)cand, (void)ncand;
+#endif
+}
+
 /* One cell: every candidate, rounds outermost. Returns 0, -1 when the call has no element. */
 static int measure_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int rounds, uint64_t *wrong)
 {
-    duet_coll_kind_t kind = (duet_coll_kind_t)perf_coll_kind(p->mode);
+    duet_coll_kind_t kind = (duet_coll_kind_t)mode_kind(p);
     for (int k = 0; k < ncand; k++) cand[k].ran = 1;
+    device_filter(p, bytes, cand, ncand);
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < ncand; k++) {
             if (!cand[k].ran) continue;
@@ -100,11 +169,12 @@ static int measure_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
 
 static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int rounds, FILE *csv, summary_t *sum)
 {
-    duet_coll_args_t a = perf_coll_args(p, p->me);
     duet_coll_model_t model;
     duet_predict_t pred;
-    PERF_CHECK(duet_coll_tune_costs(p->comm, &a, &model, &pred));
-    const char *pick = pred.best >= 0 ? pred.e[pred.best].algo->name : "?";
+    char path[64];
+    int rule;
+    cell_costs(p, &model, &pred, path, sizeof path, &rule);
+    const char *pick = rule ? path : pred.best >= 0 ? pred.e[pred.best].algo->name : "?";
     int fastest = -1, picked = -1, autok = -1;
     for (int k = 0; k < ncand; k++) {
         cand_t *c = &cand[k];
@@ -113,28 +183,32 @@ static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
         c->median = duet_median(c->t, rounds, &c->spread); /* the rounds' order is not needed after */
         if (!c->name) {
             autok = k;
+            if (rule) picked = k; /* the rule's kernel runs only unforced */
+            if (rule && (fastest < 0 || c->median < cand[fastest].median)) fastest = k;
             continue;
         }
         for (int i = 0; i < pred.n; i++)
             if (pred.e[i].status == DUET_OK && strcmp(pred.e[i].algo->name, c->name) == 0) c->predicted = pred.e[i].us;
         if (fastest < 0 || c->median < cand[fastest].median) fastest = k;
-        if (strcmp(c->name, pick) == 0) picked = k;
+        if (!rule && strcmp(c->name, pick) == 0) picked = k;
     }
     if (fastest < 0) return;
     for (int k = 0; k < ncand; k++) {
         const cand_t *c = &cand[k];
         if (!c->ran) continue;
         double err = c->predicted > 0 ? (c->predicted - c->median) / c->median : NAN;
-        char mark[64] = "";
-        if (k == picked && k == fastest) snprintf(mark, sizeof mark, "picked, fastest");
+        char mark[128] = "";
+        if (!c->name && rule) snprintf(mark, sizeof mark, "%s: picked by rule%s", path, k == fastest ? ", fastest" : "");
+        else if (k == picked && k == fastest) snprintf(mark, sizeof mark, "picked, fastest");
         else if (k == picked) snprintf(mark, sizeof mark, "picked");
         else if (k == fastest) snprintf(mark, sizeof mark, "fastest");
         if (c->name)
             printf("%14s %10zu %10s %12.2f %12.2f %7.0f %7.0f  %s\n", p->mode->name, bytes, c->name, c->predicted,
                    c->median, 100 * c->spread, 100 * err, mark);
         else
-            printf("%14s %10zu %10s %12s %12.2f %7.0f %7s  tuner's run: %.2fx the fastest\n", p->mode->name, bytes,
-                   "auto", "-", c->median, 100 * c->spread, "", c->median / cand[fastest].median);
+            printf("%14s %10zu %10s %12s %12.2f %7.0f %7s  %s%stuner's run: %.2fx the fastest\n", p->mode->name, bytes,
+                   "auto", "-", c->median, 100 * c->spread, "", mark, mark[0] ? "; " : "",
+                   c->median / cand[fastest].median);
         if (csv)
             fprintf(csv, "%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%d\n", p->mode->name, bytes, c->name ? c->name : "auto",
                     c->name ? c->predicted : 0.0, c->median, c->spread, c->name ? err : 0.0, k == picked, k == fastest);
@@ -142,9 +216,9 @@ static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
             sum->err[sum->errors++] = fabs(err);
     }
     double ratio = picked >= 0 ? cand[picked].median / cand[fastest].median : NAN;
-    printf("# %s %zu: the model picks %s (%s), fastest %s; pick / fastest %.2f%s\n", p->mode->name, bytes, pick,
-           duet_predict_how_name(pred.how), cand[fastest].name, ratio,
-           autok >= 0 ? "" : " (auto did not run)");
+    printf("# %s %zu: the %s picks %s (%s), fastest %s; pick / fastest %.2f%s\n", p->mode->name, bytes,
+           rule ? "rule" : "model", pick, rule ? "a kernel, not costed" : duet_predict_how_name(pred.how),
+           cand[fastest].name ? cand[fastest].name : "auto", ratio, autok >= 0 ? "" : " (auto did not run)");
     sum->cells++;
     if (ratio <= 1.10) sum->picks_close++;
     if (!(ratio <= sum->worst_pick)) {
@@ -171,7 +245,7 @@ int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int ro
     int header = 0;
     for (int mi = 0; mi < nmodes; mi++) {
         p->mode = modes[mi];
-        int kind = perf_coll_kind(p->mode), ncand = 0;
+        int kind = mode_kind(p), ncand = 0;
         for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND - 1; i++)
             if ((int)duet_coll_algos[i].kind == kind) cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
         cand[ncand++] = (cand_t){.name = NULL};
@@ -181,11 +255,14 @@ int perf_validate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int ro
                 if (!header++) {
                     duet_coll_model_t m;
                     duet_predict_t pred;
-                    duet_coll_args_t a = perf_coll_args(p, 0);
-                    PERF_CHECK(duet_coll_tune_costs(p->comm, &a, &m, &pred));
-                    printf("# duet-perf --validate: %d ranks, %s %s, buffers %s, median of %d rounds; model: "
-                           "alpha %.4g us, beta %.4g GB/s\n", p->nranks, duet_dtype_name(p->dtype),
-                           duet_op_name(p->op), p->bufs_in_heap ? "heap" : "host", rounds, m.alpha_us, m.beta_gbps);
+                    char path[64];
+                    int rule;
+                    cell_costs(p, &m, &pred, path, sizeof path, &rule);
+                    printf("# duet-perf --validate%s: %d ranks, %s %s, buffers %s, median of %d rounds; model: "
+                           "alpha %.4g us, beta %.4g GB/s\n", p->device ? " --device" : "", p->nranks,
+                           duet_dtype_name(p->dtype), duet_op_name(p->op),
+                           p->device ? (p->bufs_in_heap ? "GPU heap" : "cudaMalloc") : p->bufs_in_heap ? "heap" : "host",
+                           rounds, m.alpha_us, m.beta_gbps);
                     printf("# %12s %10s %10s %12s %12s %7s %7s\n", "op", "bytes", "algo", "predicted_us",
                            "measured_us", "spread%", "error%");
                 }
@@ -220,12 +297,39 @@ typedef struct {
     int n, cap, rounds;
 } samples_t;
 
+/* The shape the tuner costs for the current row (rank 0's; GPU rows: as the GPU executor
+ * costs it). */
+static duet_coll_args_t cell_shape(perf_t *p)
+{
+#ifdef DUET_HAVE_CUDA
+    if (p->device) {
+        duet_coll_exec_call_t k = perf_device_coll_call(p);
+        duet_coll_model_t m;
+        duet_predict_t pred;
+        duet_coll_args_t a;
+        char path[64];
+        int rule;
+        PERF_CHECK(duet_cuda_coll_costs(p->comm, &k, path, sizeof path, &rule, &m, &pred, &a));
+        a.rank = 0;
+        return a;
+    }
+#endif
+    return perf_coll_args(p, 0);
+}
+
+/* GPU calibration leaves out the algorithms that run kernels of their own rather than a
+ * schedule in the executor (allreduce's oneshot and twoshot, up to the kernels' size). */
+static int kernel_algo(const perf_t *p, const char *name)
+{
+    return p->device && (strcmp(name, "oneshot") == 0 || strcmp(name, "twoshot") == 0);
+}
+
 /* Every forced candidate that ran in the cell just measured becomes a sample of the fit. */
 static void add_samples(perf_t *p, const cand_t *cand, int ncand, samples_t *ss)
 {
-    duet_coll_args_t a = perf_coll_args(p, 0);
+    duet_coll_args_t a = cell_shape(p);
     for (int k = 0; k < ncand; k++) {
-        if (!cand[k].ran || !cand[k].name) continue;
+        if (!cand[k].ran || !cand[k].name || kernel_algo(p, cand[k].name)) continue;
         if (ss->n == ss->cap) {
             ss->cap = ss->cap ? 2 * ss->cap : 256;
             ss->s = realloc(ss->s, sizeof *ss->s * (size_t)ss->cap);
@@ -243,9 +347,15 @@ static void add_samples(perf_t *p, const cand_t *cand, int ncand, samples_t *ss)
 static void print_fit(const perf_t *p, const samples_t *ss, const duet_coll_model_t *pair, const duet_coll_model_t *m,
                       const duet_fit_report_t *rep)
 {
-    printf("calibrate: %d ranks: alpha %.3f us (%s; spread %.0f %% over 7 repeats), beta %.2f GB/s (stream; spread "
-           "%.0f %%)\n", p->nranks, pair->alpha_us, p->nranks > 2 ? "a token around the ring of the host's ranks, per hop"
-           : "ping-pong, half a round trip", 100 * pair->alpha_spread, pair->beta_gbps, 100 * pair->beta_spread);
+    if (p->device)
+        printf("calibrate --device: %d ranks: the GPU model's start: alpha %.3f us, beta %.2f GB/s (the GPU "
+               "executor's send / receive ping-pong and stream; alpha fitted below)\n", p->nranks, pair->alpha_us,
+               pair->beta_gbps);
+    else
+        printf("calibrate: %d ranks: alpha %.3f us (%s; spread %.0f %% over 7 repeats), beta %.2f GB/s (stream; "
+               "spread %.0f %%)\n", p->nranks, pair->alpha_us, p->nranks > 2 ?
+               "a token around the ring of the host's ranks, per hop" : "ping-pong, half a round trip",
+               100 * pair->alpha_spread, pair->beta_gbps, 100 * pair->beta_spread);
     printf("calibrate: the model fitted to %d forced calls (%zu B .. %zu B by %zu, buffers %s, medians of %d rounds):\n",
            rep->samples, p->minb, p->maxb, p->factor, p->bufs_in_heap ? "heap" : "host", ss->rounds);
     static const char *const what[DUET_FIT_TERMS] = {
@@ -258,7 +368,7 @@ static void print_fit(const perf_t *p, const samples_t *ss, const duet_coll_mode
     for (int i = 0; i < DUET_FIT_TERMS; i++) {
         if (i >= DUET_FIT_CALL && !swept[i - DUET_FIT_CALL]) continue; /* a collective not swept: no term */
         char spread[32];
-        if (i == DUET_FIT_ALPHA) snprintf(spread, sizeof spread, "measured, kept");
+        if (i == DUET_FIT_ALPHA && !p->device) snprintf(spread, sizeof spread, "measured, kept");
         else snprintf(spread, sizeof spread, "spread %4.0f %%", 100 * rep->spread[i]);
         printf("  %-21s %10.4g   %-15s   %s\n", duet_fit_term_names[i], rep->value[i], spread,
                rep->value[i] > 0 || i != DUET_FIT_MEM ? what[i] : "(no knee: beta at every size)");
@@ -275,6 +385,14 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
 {
     if (rounds < 1 || rounds > MAX_ROUNDS) perf_die("--rounds takes 1 .. %d", MAX_ROUNDS);
     duet_coll_model_t pair;
+#ifdef DUET_HAVE_CUDA
+    if (p->device) {
+        /* the GPU model's measured pair (its first GPU collective measures it, or the tune
+         * file has it), the fitted terms of an earlier calibration dropped: the fit's start */
+        PERF_CHECK(duet_cuda_coll_model(p->comm, &pair));
+        pair = (duet_coll_model_t){.alpha_us = pair.alpha_us, .beta_gbps = pair.beta_gbps};
+    } else
+#endif
     PERF_CHECK(duet_coll_calibrate(p->comm, &pair)); /* alpha and beta: the fit's start */
     long fixed = p->iters;
     p->dtype = p->dtypes[0], p->op = p->ops[0];
@@ -284,9 +402,10 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
     uint64_t wrong = 0;
     for (int mi = 0; mi < nmodes; mi++) {
         p->mode = modes[mi];
-        int kind = perf_coll_kind(p->mode), ncand = 0;
+        int kind = mode_kind(p), ncand = 0;
         for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND; i++)
-            if ((int)duet_coll_algos[i].kind == kind) cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
+            if ((int)duet_coll_algos[i].kind == kind && !kernel_algo(p, duet_coll_algos[i].name))
+                cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
         for (size_t bytes = p->minb;; bytes = bytes ? bytes * p->factor : 1) {
             size_iters(p, bytes, fixed);
             if (measure_cell(p, bytes, cand, ncand, rounds, &wrong) == 0 && p->me == 0) add_samples(p, cand, ncand, &ss);
@@ -299,8 +418,12 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
         duet_coll_model_t m = pair;
         duet_fit_report_t rep;
         /* alpha as measured (around the ring at this rank count), not fitted: left free, the fit
-         * traded it against the per-call term from 4 ranks (docs/PERF.md, issue 20) */
-        if (duet_coll_fit_fixed(ss.s, ss.n, rounds, 1u << DUET_FIT_ALPHA, &m, &rep) != DUET_OK) {
+         * traded it against the per-call term from 4 ranks (docs/PERF.md, issue 20). The GPU's
+         * alpha is fitted: its measurement (a send / receive ping-pong, an executor launch per
+         * message) is not what a message inside one collective's kernel costs. */
+        unsigned kept = p->device ? 0u : 1u << DUET_FIT_ALPHA;
+        const char *kind = p->device ? "gpu" : "";
+        if (duet_coll_fit_fixed(ss.s, ss.n, rounds, kept, &m, &rep) != DUET_OK) {
             fprintf(stderr, "duet-perf: --calibrate: %s\n", duet_last_error());
             rc = 1;
         } else {
@@ -308,10 +431,10 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
             print_fit(p, &ss, &pair, &m, &rep);
             duet_coll_layout_t lay;
             PERF_CHECK(duet_coll_layout_get(p->comm, &lay));
-            duet_coll_tune_file_write("", &lay, &m);
+            duet_coll_tune_file_write(kind, &lay, &m);
             char path[512];
             duet_coll_model_t back = {0};
-            int saved = duet_coll_tune_file_read("", &lay, &back, path, sizeof path) == 0 && back.fit_err > 0;
+            int saved = duet_coll_tune_file_read(kind, &lay, &back, path, sizeof path) == 0 && back.fit_err > 0;
             printf("calibrate: %s %s\n", saved ? "saved in" : "could not save to", path);
             if (!saved) rc = 1;
         }
