@@ -22,10 +22,10 @@
  * lap on, i.e. after it has read (checked) what it received.
  *
  * Host-launched allreduce: duet_allreduce (float32 sum of S / 4 elements, device buffers) on a
- * stream, on buffers of two kinds: heap (symmetric, from duet_malloc_device: from 64 KiB the
+ * stream, on buffers of two kinds: heap (symmetric, from duet_malloc_device: above 1 MiB the
  * library's direct kernel reads the peers' buffers where they lie) and cudaMalloc (plain device
- * memory: from 64 KiB the tuner's pick, staged through the library's scratch; under 64 KiB both
- * take the library's one-shot kernel). Each is timed two ways: ITERS calls back to back, timed
+ * memory: above 1 MiB the tuner's pick, staged through the library's scratch; up to 1 MiB both
+ * take the library's one-shot kernel; 4 MiB / n instead of 1 MiB beyond 4 ranks). Each is timed two ways: ITERS calls back to back, timed
  * with CUDA events (what a training loop sees: the host queues while the GPU runs), and each call
  * followed by cudaStreamSynchronize, timed on the host (what a host that needs the result sees).
  * Also timed once: the host launch of an empty kernel, back to back and with a synchronize: the

@@ -37,7 +37,7 @@
  *   - 200 back-to-back calls of mixed collectives (all selected ones, mixed datatypes, ops,
  *     roots and counts) on one stream without a host sync between, each from its own input
  *     region into its own output region, checked after one sync;
- *   - the direct kernels (symmetric buffers, read where they lie: allreduce from 64 KiB, the
+ *   - the direct kernels (symmetric buffers, read where they lie: allreduce above 1 MiB, the
  *     others at any size, so the matrix's heap cases above take them too), each
  *     collective: datatype x op pairs in and out of place at 1-3 MiB, roots 0 and n-1,
  *     heap buffers that are not 16-byte aligned, a receive buffer outside the heap, which may

@@ -61,8 +61,8 @@ typedef struct {
 static const spec_t specs[KINDS] = {
     {"allreduce int32 sum 1000 (oneshot)", AR, DUET_INT32, DUET_SUM, 1000, 0, 0},
     {"allreduce uint8 sum 7 (oneshot)", AR, DUET_UINT8, DUET_SUM, 7, 0, 0},
-    {"allreduce int32 sum 65536, heap (direct)", AR, DUET_INT32, DUET_SUM, 65536, 1, 0},
-    {"allreduce int64 max 40000 in place, heap (direct)", AR, DUET_INT64, DUET_MAX, 40000, 1, 1},
+    {"allreduce int32 sum 300000, heap (direct)", AR, DUET_INT32, DUET_SUM, 300000, 1, 0},
+    {"allreduce int64 max 160000 in place, heap (direct)", AR, DUET_INT64, DUET_MAX, 160000, 1, 1},
     {"allreduce int32 sum 1 Mi (executor)", AR, DUET_INT32, DUET_SUM, 1 << 20, 0, 0},
     {"broadcast int8 100003, heap (direct)", BC, DUET_INT8, DUET_SUM, 100003, 1, 0},
     {"reduce int64 max 777, heap (direct)", RD, DUET_INT64, DUET_MAX, 777, 1, 0},

@@ -35,9 +35,9 @@ static void CUDART_CB hold(void *arg)
     usleep(HOLD_MS * 1000);
 }
 
-/* lengths: allreduces from 64 Ki elements (the executor; no direct kernel on cudaMalloc'd
- * buffers) up, each different; broadcasts of other lengths */
-static size_t ar_count(int i) { return ((size_t)64 << 10) + (size_t)i * 4099; }
+/* lengths: allreduces past the one-shot kernel's 1 MiB (the executor; no direct kernel on
+ * cudaMalloc'd buffers), each different; broadcasts of other lengths */
+static size_t ar_count(int i) { return ((size_t)256 << 10) + 1 + (size_t)i * 4099; }
 static size_t bc_count(int i) { return 1000 + (size_t)i * 7919; }
 
 static int32_t in_of(int r, size_t j, int salt) { return (int32_t)((j * 7 + (size_t)r * 13 + (size_t)salt) % 1009); }
