@@ -455,6 +455,7 @@ typedef struct {
     const duet_coll_algo_t *algo;
     const duet_sched_t *plan;
     int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor, 3: direct kernel */
+    int by_rule; /* the kernel was chosen by rule (direct, or a small allreduce's one-shot), not costed */
     direct_t direct;
 } gpu_plan_t;
 
@@ -487,9 +488,11 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     g->plan = sched;
     g->algo = NULL;
     g->shot = 0;
+    g->by_rule = 0;
     g->direct = *d;
     if (d->nblocks > 0) {
         g->shot = 3;
+        g->by_rule = 1;
         g->algo = k->kind == DUET_COLL_ALLREDUCE ? table_algo(&twoshot_algo, "twoshot") : NULL;
         DUET_LOG(INFO, TUNE, "%s %zu bytes %s, %d ranks, gpu, buffers in the GPU heap: %sdirect kernel (%d blocks)",
                  duet_coll_kind_name(k->kind), k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
@@ -505,6 +508,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
         duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
         if (!forced[0]) {
             g->shot = 1;
+            g->by_rule = 1;
             g->algo = table_algo(&oneshot_algo, "oneshot");
             DUET_LOG(INFO, TUNE, "allreduce %zu bytes %s, %d ranks, gpu, at most %zu bytes: oneshot (kernel)",
                      k->count * duet_datatype_size(k->dt), duet_dtype_name(k->dt), c->size,
@@ -626,12 +630,7 @@ duet_status_t duet_cuda_coll_costs(duet_comm_t c, const duet_cuda_coll_call_t *k
     duet_status_t st = plan_of(c, k, &sched, &g);
     if (st == DUET_OK) {
         plan_name(&g, path, len);
-        /* the rule's kernels: the direct ones, and the one-shot kernel of a small allreduce
-         * when nothing is forced (plan_call); the tuner's own picks are costed */
-        char forced[64];
-        duet_coll_forced_algo(c, k->kind, forced, sizeof forced);
-        *direct = g.shot == 3 || (g.shot == 1 && !forced[0] &&
-                                  k->count * duet_datatype_size(k->dt) <= oneshot_max_bytes(c->size));
+        *direct = g.by_rule;
         if (shape) *shape = g.a;
         st = duet_coll_tune_costs(c, &g.a, model, pred);
     }

@@ -30,7 +30,7 @@
  * Forcing an algorithm runs it in the GPU executor (allreduce's oneshot and twoshot: their
  * kernels); "auto" is what the library runs unforced, which is a kernel chosen by rule where
  * the buffers allow it (the direct kernels on heap buffers, the one-shot kernel of an
- * allreduce under 64 KiB), else the model's pick. Predictions are the GPU model's
+ * allreduce up to 1 MiB, 4 MiB / n beyond 4 ranks), else the model's pick. Predictions are the GPU model's
  * (duet_cuda_coll_costs). A rule's kernel has no prediction: its cell's pick is auto, and the
  * fastest is taken over the forced algorithms and auto alike; where the model picks, as on
  * the host. A forced algorithm the GPU path cannot run (the model says why) is left out.
