@@ -15,6 +15,10 @@
  * one-shot's messages overlap. */
 #define SIMULATE_UP_TO 16
 #define SIMULATE_STEPS_MAX 40000 /* about the steps of all ranks, for the widest algorithm */
+/* A stream model's call (duet_coll_model_t.stream) is simulated this many times back to
+ * back and costed as the last one's increment: the first call's ramp left out, the overlap
+ * of one call's tail with the next call's head counted (duet_coll_sim.h). */
+#define STREAM_CALLS 3
 
 static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_args_t *a,
                                     const duet_coll_model_t *m, double *us);
@@ -108,7 +112,8 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
     duet_sim_model_t sm = {.alpha_us = m->alpha_us, .beta_us_per_byte = half_beta, .gamma_us_per_byte = half_beta,
                            .slots = duet_coll_predict_slots(), .step_us = m->step_us,
                            .copy_us_per_byte = duet_coll_single_us_per_byte(m, a),
-                           .reduce_us_per_byte = m->reduce_gbps > 0 ? 1 / (m->reduce_gbps * 1e3) : 0};
+                           .reduce_us_per_byte = m->reduce_gbps > 0 ? 1 / (m->reduce_gbps * 1e3) : 0,
+                           .calls = m->stream ? STREAM_CALLS : 1};
     if (m->net_alpha_us > 0 && m->net_beta_gbps > 0) { /* between hosts: the net pair, halved the same way */
         sm.net_alpha_us = m->net_alpha_us;
         sm.net_beta_us_per_byte = sm.net_gamma_us_per_byte = 0.5 / (m->net_beta_gbps * 1e3);
@@ -119,7 +124,7 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
     if (!res.ok) /* a schedule the simulator rejects never runs */
         return duet_error_set(DUET_ERR_INTERNAL, "%s %s: the simulator rejects its schedule: %s", al->name,
                               duet_coll_kind_name(a->kind), res.error);
-    *us = res.time_us;
+    *us = res.per_call_us;
     return DUET_OK;
 }
 
@@ -236,7 +241,8 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
     if (!(m->alpha_us > 0) || !(m->beta_gbps > 0))
         return duet_error_set(DUET_ERR_INVALID_ARG, "predict: alpha %g us and beta %g GB/s must be positive",
                               m->alpha_us, m->beta_gbps);
-    if (al->build == duet_coll_oneshot_allreduce && a->nranks > 1 && a->count * a->elem <= DUET_LANE_BYTES) {
+    if (al->build == duet_coll_oneshot_allreduce && a->nranks > 1 && a->count * a->elem <= DUET_LANE_BYTES &&
+        !m->stream) {
         /* the latency lane runs it (duet_coll_lane.h): a lane message is one cache line where
          * a channel message is two (its slot and the acknowledgement), so half an alpha; and
          * a rank writes its line to the n-1 peers one after another (beta / 2 per byte, as
@@ -257,7 +263,8 @@ duet_status_t duet_coll_predict_cost(const duet_coll_algo_t *al, const duet_coll
     case DUET_PREDICT_EXTRAPOLATED: st = extrapolated_cost(al, a, m, us); break;
     default: st = anchored_cost(al, a, m, us);
     }
-    double floor_us = st == DUET_OK ? lower_bound(al, a, m) : 0;
+    /* (a stream's call is not bound by its own critical path: it overlaps its neighbours) */
+    double floor_us = st == DUET_OK && !m->stream ? lower_bound(al, a, m) : 0;
     if (st == DUET_OK && *us < floor_us) *us = floor_us;
     if (st == DUET_OK) *us += duet_coll_call_us(m, a->kind);
     return st;

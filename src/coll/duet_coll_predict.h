@@ -38,6 +38,14 @@
  * allreduce, (n-1) for a ring allgather or reduce-scatter and a chain, a binary tree's
  * depth (twice for an allreduce), log2 n rounds of recursive doubling / halving.
  *
+ * A stream model (duet_coll_model_t.stream: the GPU executor's, whose calls run one kernel
+ * after another on each rank's stream) costs a call by what it adds to a run of calls of its
+ * shape: the simulator runs three back to back and the third's increment counts (a rank that
+ * is done starts its next call while others finish this one, so the busiest rank matters as
+ * much as the critical path: at 4 ranks on one H200 a chain broadcast, two steps per rank,
+ * beats the binary tree, whose root runs three). The critical-path floor above does not
+ * apply to it, nor the latency lane below (the host executor's).
+ *
  * The closed forms approximate the simulator's makespan: a message of m bytes costs its
  * sender m x beta/2, arrives alpha later and costs its receiver m x beta/2; a local copy or
  * reduction costs beta/2 per byte; a rank runs one step at a time. With h = beta/2 per

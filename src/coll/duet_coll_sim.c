@@ -106,9 +106,12 @@ const duet_coll_algo_t *duet_sim_find_algo(duet_coll_kind_t kind, const char *na
     return NULL;
 }
 
-static duet_status_t check_shape(const duet_coll_args_t *a, const duet_sim_model_t *m)
+static duet_status_t check_shape(const duet_coll_args_t *a, const duet_sim_model_t *m, int check_data)
 {
     if (!a || !m) return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: NULL shape or model");
+    if (m->calls < 0 || m->calls > DUET_SIM_MAX_CALLS || (m->calls > 1 && check_data))
+        return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: %d calls back to back%s (0 .. %d, data unchecked)",
+                              m->calls, check_data ? " with the data checked" : "", DUET_SIM_MAX_CALLS);
     if ((int)a->kind < 0 || a->kind >= DUET_COLL_SEND)
         return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: kind %d is not a collective it can simulate", (int)a->kind);
     if (a->nranks < 1 || a->nranks > DUET_SIM_MAX_RANKS || a->elem == 0 || m->slots < 1)
@@ -164,6 +167,8 @@ static void sim_free(sim_t *s)
     free(s->chain_tgt);
     free(s->stack);
     free(s->pool);
+    free(s->call_len);
+    free(s->call_end);
 }
 
 /* Allocates everything a run needs; -1 when out of memory. */
@@ -216,7 +221,7 @@ static int sim_alloc(sim_t *s)
 duet_status_t duet_sim_run(const duet_sched_t *scheds, const duet_coll_args_t *shape, int check_data,
                            const duet_sim_model_t *model, duet_sim_result_t *out, duet_sim_rank_t *ranks)
 {
-    duet_status_t st = check_shape(shape, model);
+    duet_status_t st = check_shape(shape, model, check_data);
     if (st) return st;
     memset(out, 0, sizeof *out);
     out->ok = 1;
@@ -237,6 +242,21 @@ duet_status_t duet_sim_run(const duet_sched_t *scheds, const duet_coll_args_t *s
     s.T = s.gbase[s.n];
     int *heap_space = NULL;
     if (sim_alloc(&s) || build_links(&s)) goto oom;
+    if (s.m.calls > 1) { /* each schedule: `calls` copies of the rank's call, in a row */
+        s.call_len = malloc(sizeof(int) * (size_t)s.n);
+        s.call_end = calloc((size_t)s.m.calls, sizeof(double));
+        if (!s.call_len || !s.call_end) goto oom;
+        for (int r = 0; r < s.n; r++) {
+            if (scheds[r].nsteps % s.m.calls) {
+                free(heap_space);
+                sim_free(&s);
+                return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: rank %d's %d steps are not %d calls", r,
+                                      scheds[r].nsteps, s.m.calls);
+            }
+            s.call_len[r] = scheds[r].nsteps / s.m.calls;
+            if (s.call_len[r] == 0) s.call_len[r] = 1; /* an empty schedule: no step to order */
+        }
+    }
     for (int r = 0; r < s.n; r++) s.stat[r].steps = scheds[r].nsteps;
     if (!duet_coll_sim_check_steps(&s)) goto finish; /* malformed beyond running */
     duet_coll_sim_check_matching(&s);
@@ -287,6 +307,7 @@ finish:
         out->msgs_total += rs->msgs_sent, out->bytes_total += rs->bytes_sent;
         if (rs->steps > out->steps_max) out->steps_max = rs->steps;
     }
+    out->per_call_us = s.call_end && out->ok ? s.call_end[s.m.calls - 1] - s.call_end[s.m.calls - 2] : out->time_us;
     if (ranks) memcpy(ranks, s.stat, sizeof *ranks * (size_t)s.n);
     free(heap_space);
     sim_free(&s);
@@ -298,10 +319,22 @@ oom:
                           s.T);
 }
 
+/* Schedule s, `calls` times in a row (calls back to back, duet_coll_sim.h). */
+static duet_status_t repeat(duet_sched_t *s, int calls)
+{
+    duet_sched_t one = *s; /* the call's steps, handed over */
+    duet_sched_init(s, one.rank, one.nranks, one.elem);
+    s->tmp_bytes = one.tmp_bytes, s->recv_stable = one.recv_stable, s->name = one.name;
+    duet_status_t st = DUET_OK;
+    for (int k = 0; k < calls && st == DUET_OK; k++) st = duet_sched_append(s, &one, 0);
+    duet_sched_free(&one);
+    return st;
+}
+
 duet_status_t duet_coll_simulate(const duet_coll_algo_t *algo, const duet_coll_args_t *shape, int check_data,
                                  const duet_sim_model_t *model, duet_sim_result_t *out, duet_sim_rank_t *ranks)
 {
-    duet_status_t st = check_shape(shape, model);
+    duet_status_t st = check_shape(shape, model, check_data);
     if (st) return st;
     if (!algo || algo->kind != shape->kind)
         return duet_error_set(DUET_ERR_INVALID_ARG, "simulator: the algorithm is not one for %s",
@@ -316,6 +349,7 @@ duet_status_t duet_coll_simulate(const duet_coll_algo_t *algo, const duet_coll_a
         a.rank = r;
         duet_sched_init(&sc[r], r, n, shape->elem);
         duet_status_t b = algo->build(&a, &sc[r]);
+        if (b == DUET_OK && model->calls > 1) b = repeat(&sc[r], model->calls);
         if (b == DUET_OK) continue;
         if (failed < 0) {
             failed = r, fail_st = b;

@@ -41,6 +41,15 @@
  * net alpha in the model, a message between two hosts, its ack and its receive are charged
  * the net alpha, beta and gamma instead: each message by its link's class.
  *
+ * ---- Calls back to back
+ * With model calls = k > 1 (duet_coll_simulate only) each rank runs its schedule k times in a
+ * row, as a stream runs one kernel after another: the steps of a rank's call j + 1 may start
+ * once all of its steps of call j are done, whatever the other ranks are at; messages keep
+ * their links' order across calls. A rank that finishes early thus starts the next call
+ * early, and a call's cost in a run of them is set by the busiest rank as much as by the
+ * critical path (a chain broadcast's hops overlap from one call to the next). per_call_us is
+ * the last call's increment (the first one's ramp left out). Not with check_data.
+ *
  * ---- What is checked
  * Before running (always): every step well formed (kind, buffer, peer in [0, n), dep an
  * earlier step or -1, call 0, offsets and sizes whole elements, a message at most the
@@ -86,6 +95,7 @@
 
 #define DUET_SIM_WINDOW (1 << 30) /* the executor has no window: every queue head may run */
 #define DUET_SIM_MAX_RANKS 4096 /* links are n x n */
+#define DUET_SIM_MAX_CALLS 16   /* calls back to back (duet_sim_model_t.calls) */
 
 /* The cost model (see above). Times in microseconds. */
 typedef struct {
@@ -101,6 +111,8 @@ typedef struct {
                                 * reference) when > 0; else gamma                         */
     double reduce_us_per_byte; /* a reducing step's cost per byte beside gamma (REDUCE,
                                 * RECV_REDUCE)                                             */
+    int calls;                 /* the call run this many times back to back (0 or 1: once;
+                                * see "Calls back to back" above)                          */
 } duet_sim_model_t;
 
 /* Kinds of problems found, as bits of duet_sim_result_t.errors. */
@@ -130,6 +142,8 @@ typedef struct {
     unsigned errors;      /* DUET_SIM_ERR_* bits of the problems found              */
     int nerrors;          /* problems found; the first few are described in error   */
     double time_us;       /* makespan: the last completion on any rank              */
+    double per_call_us;   /* with model calls > 1: what the last call added (the end of
+                           * the last call, less the end of the one before); else time_us */
     int slowest_rank;     /* the rank that finished last                            */
     uint64_t msgs_max, bytes_max;     /* most messages / bytes sent by one rank     */
     uint64_t msgs_total, bytes_total; /* over all ranks                             */
@@ -160,7 +174,9 @@ duet_status_t duet_coll_simulate(const duet_coll_algo_t *algo, const duet_coll_a
 
 /*
  * Simulates given schedules: scheds[r] is rank r's, for r in [0, shape->nranks) (for
- * hand-built schedules: tests of the simulator itself). The rest as duet_coll_simulate.
+ * hand-built schedules: tests of the simulator itself); with model calls = k > 1, scheds[r]
+ * holds k copies of rank r's call one after another (its steps a multiple of k). The rest as
+ * duet_coll_simulate.
  */
 duet_status_t duet_sim_run(const duet_sched_t *scheds, const duet_coll_args_t *shape, int check_data,
                            const duet_sim_model_t *model, duet_sim_result_t *out, duet_sim_rank_t *ranks);

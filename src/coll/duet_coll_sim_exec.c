@@ -85,6 +85,8 @@ static void consider(sim_t *s, int gid)
     rank_t *k = &s->rk[r];
     const duet_step_t *st = &s->sc[r].steps[i];
     if (i >= k->first + DUET_SIM_WINDOW) return;
+    if (s->call_len && i >= s->call_len[r] && k->first < i / s->call_len[r] * s->call_len[r])
+        return; /* the rank's previous call is still running */
     if (st->dep >= 0 && !s->done[s->gbase[r] + st->dep]) return;
     if (is_send(st->kind)) {
         size_t L = (size_t)r * (size_t)n + (size_t)st->peer;
@@ -173,6 +175,13 @@ static void complete(sim_t *s, int r, int gid, double now)
     }
     int old = k->first;
     while (k->first < sc->nsteps && s->done[s->gbase[r] + k->first]) k->first++;
+    if (s->call_len) { /* calls back to back: the call's end; the next call's start */
+        int len = s->call_len[r], i = gid - s->gbase[r];
+        if (now > s->call_end[i / len]) s->call_end[i / len] = now;
+        if (k->first < sc->nsteps && k->first / len > old / len)
+            for (int j = k->first / len * len; j < (k->first / len + 1) * len && j < sc->nsteps; j++)
+                consider(s, s->gbase[r] + j);
+    }
     int lo = old + DUET_SIM_WINDOW, hi = k->first + DUET_SIM_WINDOW < sc->nsteps ? k->first + DUET_SIM_WINDOW : sc->nsteps;
     for (int i = lo; i < hi; i++) consider(s, s->gbase[r] + i);
 }

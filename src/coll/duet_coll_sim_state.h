@@ -82,6 +82,10 @@ typedef struct {
     int nev, cap_ev;
     uint64_t ev_order;
     int *kick, nkick;
+    /* calls back to back (model calls > 1; else NULL): a rank's steps of one call, and when
+     * each call's last step completed on any rank */
+    int *call_len;
+    double *call_end;
     /* races */
     uint32_t *seq, seq_next;     /* the order steps started in */
     int *cand_mark;              /* the step a candidate was last collected for */

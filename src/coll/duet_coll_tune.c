@@ -463,9 +463,10 @@ static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatyp
                      "reduce %.3gGB/s, step %.3gus, call %.3gus; fit err %.0f%%)", model.alpha_us, model.beta_gbps,
                      model.copy_gbps, model.mem_gbps, model.knee_bytes / 1048576.0, model.reduce_gbps, model.step_us,
                      duet_coll_call_us(&model, a->kind), 100 * model.fit_err);
-        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s%s, %s%s%s, %s:", kname, a->count * a->elem,
+        int used = snprintf(line, sizeof line, "%s %zu bytes %s, %d ranks%s%s, %s%s%s, %s%s:", kname, a->count * a->elem,
                             duet_dtype_name(dt), a->nranks, hosts, terms, a->gpu ? "gpu, " : "", place_name(place),
-                            exchanged ? " (agreed by all ranks)" : "", duet_predict_how_name(pred.how));
+                            exchanged ? " (agreed by all ranks)" : "", duet_predict_how_name(pred.how),
+                            model.stream ? ", one of a stream" : "");
         for (int i = 0; i < pred.n; i++) {
             const duet_predict_entry_t *e = &pred.e[i];
             if (e->status != DUET_OK) {

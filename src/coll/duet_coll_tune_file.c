@@ -11,7 +11,9 @@
  *       alpha_spread=0.120 beta_spread=0.080      (one line: the repeats' (max - min) / median)
  *       call_us=0.4 step_us=0.05 copy_gbps=20 mem_gbps=3 knee_bytes=4194304 reduce_gbps=20 fit_err=0.12
  *
- * (the last seven, the fitted terms of duet-perf --calibrate, only in a line it wrote).
+ * (the last seven, the fitted terms of duet-perf --calibrate, only in a line it wrote; the GPU
+ * executor's add stream=1: terms fitted to calls costed as one of a stream, duet_coll_predict.h,
+ * used only by a reader that costs them so — the GPU model's — and the other way round).
  *
  * The key is what makes the numbers valid: the CPU model (/proc/cpuinfo's "model name", spaces
  * as _), the cores online, Duet's version and the layout of the communicator that measured
@@ -138,6 +140,9 @@ static const struct {
 
 static void read_terms(const char *line, duet_coll_model_t *m)
 {
+    char how[16];
+    if ((field(line, "stream", how, sizeof how) ? atoi(how) != 0 : 0) != (m->stream != 0))
+        return; /* fitted under the other costing (one call alone, or one of a stream) */
     double v[DUET_ARRAY_LEN(terms)];
     for (size_t i = 0; i < DUET_ARRAY_LEN(terms); i++) {
         char text[64], *end;
@@ -215,6 +220,7 @@ void duet_coll_tune_file_write(const char *kind, const duet_coll_layout_t *layou
             m->alpha_spread, m->beta_spread);
     for (size_t i = 0; m->fit_err > 0 && i < DUET_ARRAY_LEN(terms); i++)
         fprintf(f, " %s=%.6g", terms[i].name, *(const double *)(const void *)((const char *)m + terms[i].at));
+    if (m->fit_err > 0 && m->stream) fputs(" stream=1", f);
     fputc('\n', f);
     free(keep);
     if (fclose(f) == 0 && rename(tmp, path) == 0)

@@ -35,6 +35,11 @@ typedef struct {
     double knee_bytes;  /* the bytes of the ranks' buffers on a host that the cache holds    */
     double reduce_gbps; /* a reduction's extra cost per byte, beside its copy (0: none)      */
     double fit_err;     /* the fit's median |predicted - measured| / measured (0: no fit)    */
+    /* 1: the executor's calls follow one another on a stream (the GPU executor: a rank's next
+     * kernel starts when its last one ends, whatever the other ranks are doing), so a call is
+     * costed as what it adds to a run of calls of its shape (src/coll/duet_coll_predict.h);
+     * 0: as a call alone, from every rank's start to the last rank's end */
+    int stream;
 } duet_coll_model_t;
 
 struct duet_comm {

@@ -66,14 +66,16 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *out)
         *out = c->gpu_model;
         return DUET_OK;
     }
-    duet_coll_model_t m = {.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS};
+    /* the executor's calls run one kernel after another: costed as one of a stream
+     * (duet_coll_predict.h; the tune file's terms fitted so, stream=1) */
+    duet_coll_model_t m = {.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1};
     int32_t measure_it = 0;
     char path[512];
     duet_coll_layout_t lay;
     duet_status_t lst = duet_coll_layout_get(c, &lay);
     if (lst) return lst;
     if (c->rank == 0 && duet_coll_tune_file_read("gpu", &lay, &m, path, sizeof path) != 0) {
-        m = (duet_coll_model_t){.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS};
+        m = (duet_coll_model_t){.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1};
         measure_it = c->size >= 2;
     }
     duet_status_t st = duet_boot_bcast(&c->boot, &measure_it, sizeof measure_it);

@@ -25,6 +25,13 @@
  *    by more than the tolerance, the analytic pick is the same algorithm.
  * 6. Scale: every form at 2^24 ranks and sizes up to 1 GiB, all finite, positive and
  *    non-decreasing with size, in well under a second.
+ * 7. Calls back to back (a stream model): one call's increment is exact where it can be
+ *    worked out by hand (one rank: its copy; broadcasts of step-priced messages at 4 ranks:
+ *    a chain's call two steps, its busiest rank's, where a call alone takes the copy and the
+ *    chain's 3 hops; a tree's the root's three, alone the copy and 2 hops), never
+ *    more than a call alone, and the run never shorter than its busiest rank's work; the
+ *    stream model's prediction is the increment, so it prefers the chain broadcast at 4 ranks
+ *    where the call model prefers the tree; a data check of calls back to back is refused.
  *
  * Usage: test_predict [-v]   (-v: every compared point)
  */
@@ -511,6 +518,90 @@ static void over_hosts(void)
                    duet_coll_kind_name(duet_coll_algos[k].kind), points[k], 100 * worst[k]);
 }
 
+/* ---------------------------------------------------------------- 7. calls back to back */
+static duet_status_t run_calls(const duet_coll_algo_t *al, const duet_coll_args_t *a, duet_sim_model_t sm, int calls,
+                               duet_sim_result_t *res, duet_sim_rank_t *ranks)
+{
+    sm.calls = calls;
+    duet_status_t st = duet_coll_simulate(al, a, 0, &sm, res, ranks);
+    if (st == DUET_OK && !res->ok) {
+        fprintf(stderr, "%s: %s\n", al->name, res->error);
+        return DUET_ERR_INTERNAL;
+    }
+    return st;
+}
+
+static void back_to_back(void)
+{
+    duet_sim_rank_t ranks[16];
+    duet_sim_result_t one, three;
+    /* messages priced by their steps alone (3 us each side, nearly free bytes and flight) */
+    duet_sim_model_t steps = {.alpha_us = 1e-4, .beta_us_per_byte = 1e-9, .gamma_us_per_byte = 1e-9, .slots = 8,
+                              .step_us = 3};
+    const duet_coll_algo_t *chain = duet_sim_find_algo(DUET_COLL_BROADCAST, "chain");
+    const duet_coll_algo_t *tree = duet_sim_find_algo(DUET_COLL_BROADCAST, "tree");
+    duet_coll_args_t b = shape(chain, 4, 8, 0); /* the root copies its input, then sends */
+    EXPECT(run_calls(chain, &b, steps, 1, &one, NULL) == DUET_OK && run_calls(chain, &b, steps, 3, &three, NULL) == DUET_OK,
+           "chain: %s", duet_last_error());
+    EXPECT(fabs(one.per_call_us - one.time_us) < 1e-12, "one call: increment %g, makespan %g", one.per_call_us,
+           one.time_us);
+    EXPECT(fabs(one.time_us - 7 * 3) < 0.01, "chain broadcast alone, 4 ranks: %g us, not 7 steps (copy, 3 hops)",
+           one.time_us);
+    EXPECT(fabs(three.per_call_us - 2 * 3) < 0.01, "chain broadcast back to back: %g us a call, not 2 steps",
+           three.per_call_us);
+    double tree_one, tree_three;
+    EXPECT(run_calls(tree, &b, steps, 1, &one, NULL) == DUET_OK && run_calls(tree, &b, steps, 3, &three, NULL) == DUET_OK,
+           "tree: %s", duet_last_error());
+    tree_one = one.time_us, tree_three = three.per_call_us;
+    EXPECT(fabs(tree_one - 5 * 3) < 0.01 && fabs(tree_three - 3 * 3) < 0.01,
+           "tree broadcast: alone %g (not 5 steps: copy, 2 hops), increment %g (not the root's 3 steps)", tree_one,
+           tree_three);
+    /* one rank: its copy, call after call */
+    duet_coll_args_t solo = shape(chain, 1, 4096, 0);
+    duet_sim_model_t def;
+    duet_sim_model_default(&def);
+    EXPECT(run_calls(chain, &solo, def, 1, &one, NULL) == DUET_OK && run_calls(chain, &solo, def, 3, &three, NULL) == DUET_OK &&
+               fabs(three.per_call_us - one.time_us) < 1e-9 && fabs(three.time_us - 3 * one.time_us) < 1e-9,
+           "one rank: alone %g, increment %g, three %g", one.time_us, three.per_call_us, three.time_us);
+    /* every algorithm, 2 .. 9 ranks, small and pipelined */
+    for (int k = 0; k < duet_coll_nalgos; k++) {
+        const duet_coll_algo_t *al = &duet_coll_algos[k];
+        if (is_hier(al)) continue;
+        for (int n = 2; n <= 9; n++)
+            for (size_t bytes = 8; bytes <= 300000; bytes = bytes == 8 ? 4096 : bytes == 4096 ? 300000 : SIZE_MAX) {
+                duet_coll_args_t a = shape(al, n, bytes, 0);
+                a.root = n / 2;
+                if (run_calls(al, &a, def, 1, &one, NULL) != DUET_OK) {
+                    duet_error_clear();
+                    continue; /* refused (rd off powers of two) */
+                }
+                EXPECT(run_calls(al, &a, def, 3, &three, ranks) == DUET_OK, "%s %d ranks: %s", al->name, n,
+                       duet_last_error());
+                double busiest = 0;
+                for (int r = 0; r < n; r++) busiest = ranks[r].busy_us > busiest ? ranks[r].busy_us : busiest;
+                EXPECT(three.per_call_us > 0 && three.per_call_us <= one.time_us * (1 + 1e-9),
+                       "%s %s, %d ranks, %zu B: increment %g us, a call alone %g", al->name,
+                       duet_coll_kind_name(al->kind), n, bytes, three.per_call_us, one.time_us);
+                EXPECT(three.time_us >= busiest * (1 - 1e-9) && three.time_us <= 3 * one.time_us * (1 + 1e-9),
+                       "%s %d ranks, %zu B: three calls %g us, the busiest rank's work %g, one call %g", al->name, n,
+                       bytes, three.time_us, busiest, one.time_us);
+            }
+    }
+    /* the prediction: the stream model's pick is the chain, the call model's the tree */
+    duet_coll_model_t m = {.alpha_us = 1e-4, .beta_gbps = 1e6, .step_us = 3};
+    duet_predict_t call, stream;
+    EXPECT(duet_coll_predict_all(&b, &m, NULL, &call) == DUET_OK, "%s", duet_last_error());
+    m.stream = 1;
+    EXPECT(duet_coll_predict_all(&b, &m, NULL, &stream) == DUET_OK, "%s", duet_last_error());
+    EXPECT(call.best >= 0 && stream.best >= 0 && call.e[call.best].algo == tree && stream.e[stream.best].algo == chain,
+           "broadcast picks at 4 ranks: call model %s, stream model %s", call.best >= 0 ? call.e[call.best].algo->name : "-",
+           stream.best >= 0 ? stream.e[stream.best].algo->name : "-");
+    def.calls = 3;
+    EXPECT(duet_coll_simulate(chain, &b, 1, &def, &one, NULL) == DUET_ERR_INVALID_ARG,
+           "calls back to back with the data checked: not refused");
+    duet_error_clear();
+}
+
 int main(int argc, char **argv)
 {
     g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -522,6 +613,7 @@ int main(int argc, char **argv)
     picks_agree();
     forms_against_simulator();
     over_hosts();
+    back_to_back();
     if (g_failed) fprintf(stderr, "test_predict: %d failures\n", g_failed);
     else printf("test_predict: all passed\n");
     return g_failed ? 1 : 0;

@@ -11,7 +11,9 @@
  *     without a layout (duet-sim) takes the first line of this machine and version;
  *   - writing keeps the other keys' lines and replaces this key's: two layouts written and
  *     one written again leave two lines, each read back with its own numbers;
- *   - another kind of link ("gpu") has its own file.
+ *   - another kind of link ("gpu") has its own file;
+ *   - fitted terms are read only by a model that costs calls as they were fitted: one of a
+ *     stream (stream=1, the GPU executor's) or each alone.
  * Runs in one process; its tune files live in a directory of its own (DUET_TUNE_FILE).
  */
 #include <stdio.h>
@@ -137,6 +139,23 @@ int main(void)
     EXPECT(read_back("gpu", &two, &m) == 0 && m.alpha_us == 3.5, "gpu read back %g", m.alpha_us);
     EXPECT(read_back("", &two, &m) == 0 && m.alpha_us == 0.12, "the shm file changed with the gpu one: %g",
            m.alpha_us);
+
+    /* fitted terms: used only by a reader that costs calls the way they were fitted (one of a
+     * stream, stream=1: the GPU executor's; or each call alone) */
+    duet_coll_model_t fitted = {.alpha_us = 2, .beta_gbps = 100, .step_us = 3.5, .fit_err = 0.1, .stream = 1};
+    duet_coll_tune_file_write("gpu", &four, &fitted);
+    m = (duet_coll_model_t){.stream = 1};
+    EXPECT(duet_coll_tune_file_read("gpu", &four, &m, line, sizeof line) == 0 && m.step_us == 3.5 && m.fit_err == 0.1,
+           "a stream fit read by a stream model: step %g us", m.step_us);
+    m = (duet_coll_model_t){.stream = 0};
+    EXPECT(duet_coll_tune_file_read("gpu", &four, &m, line, sizeof line) == 0 && m.alpha_us == 2 && m.step_us == 0 &&
+               m.fit_err == 0,
+           "a stream fit read by a model of calls alone: step %g us (the pair alone is kept)", m.step_us);
+    fitted.stream = 0;
+    duet_coll_tune_file_write("gpu", &four, &fitted);
+    m = (duet_coll_model_t){.stream = 1};
+    EXPECT(duet_coll_tune_file_read("gpu", &four, &m, line, sizeof line) == 0 && m.step_us == 0 && m.alpha_us == 2,
+           "a fit of calls alone read by a stream model: step %g us", m.step_us);
 
     char gpu[600];
     snprintf(gpu, sizeof gpu, "%s-gpu", file);
