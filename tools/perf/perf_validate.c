@@ -27,8 +27,9 @@
  *
  * With --device, the GPU collectives (duet-perf --device MODE: buffers from the GPU heap, or
  * cudaMalloc with --buffers host), each row timed as a stream runs -n calls back to back.
- * Forcing an algorithm runs it in the GPU executor (allreduce's oneshot and twoshot: their
- * kernels); "auto" is what the library runs unforced, which is a kernel chosen by rule where
+ * Forcing an algorithm runs it in the GPU executor (allreduce's oneshot and twoshot up to
+ * 1 MiB: their kernels, which the model does not cost: printed without a prediction, "a
+ * kernel, not costed", and left out of the errors; they still count as the fastest); "auto" is what the library runs unforced, which is a kernel chosen by rule where
  * the buffers allow it (the direct kernels on heap buffers, the one-shot kernel of an
  * allreduce up to 1 MiB, 4 MiB / n beyond 4 ranks), else the model's pick. Predictions are the GPU model's
  * (duet_cuda_coll_costs). A rule's kernel has no prediction: its cell's pick is auto, and the
@@ -36,8 +37,9 @@
  * the host. A forced algorithm the GPU path cannot run (the model says why) is left out.
  *
  * --calibrate --device fits the GPU model's terms alike, to the GPU executor's algorithms
- * forced on GPU buffers (not the kernels that run by rule, nor allreduce's oneshot and twoshot,
- * which run kernels of their own), alpha fitted too, and saves them in the GPU tune file.
+ * forced on GPU buffers (not the kernels that run by rule, nor allreduce's oneshot and twoshot
+ * up to 1 MiB, which run kernels of their own), alpha fitted too, and saves them in the GPU
+ * tune file. The GPU model is a stream model (duet_coll_predict.h), as these rows are timed.
  *
  * CSV (--csv, rank 0): op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest
  * with one row per algorithm of a cell (algo "auto" for the tuner's run: predicted and error
@@ -52,6 +54,7 @@
 #include "coll/duet_coll_sim.h"
 #ifdef DUET_HAVE_CUDA
 #include "cuda/duet_cuda_coll.h"
+#include "cuda/duet_cuda_coll_kern.h"
 #endif
 
 #define MAX_ROUNDS 101
@@ -70,6 +73,21 @@ typedef struct {
     char worst_at[64];
     double err[2048];
 } summary_t;
+
+/* Whether forcing algorithm `name` on a GPU row of `bytes` runs a kernel of its own rather
+ * than a schedule in the executor (allreduce's oneshot and twoshot, up to the kernels' size):
+ * the GPU model does not cost those, so validation prints no prediction for them and
+ * calibration leaves them out. */
+static int kernel_algo(const perf_t *p, const char *name, size_t bytes)
+{
+#ifdef DUET_HAVE_CUDA
+    return p->device && p->mode && perf_device_coll_kind(p->mode) == DUET_COLL_ALLREDUCE &&
+           bytes <= DUET_CUDA_COLL_MAX_BYTES && name && (strcmp(name, "oneshot") == 0 || strcmp(name, "twoshot") == 0);
+#else
+    (void)p, (void)name, (void)bytes;
+    return 0;
+#endif
+}
 
 static void size_iters(perf_t *p, size_t bytes, long fixed)
 {
@@ -187,7 +205,7 @@ static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
             if (rule && (fastest < 0 || c->median < cand[fastest].median)) fastest = k;
             continue;
         }
-        for (int i = 0; i < pred.n; i++)
+        for (int i = 0; i < pred.n && !kernel_algo(p, c->name, bytes); i++)
             if (pred.e[i].status == DUET_OK && strcmp(pred.e[i].algo->name, c->name) == 0) c->predicted = pred.e[i].us;
         if (fastest < 0 || c->median < cand[fastest].median) fastest = k;
         if (!rule && strcmp(c->name, pick) == 0) picked = k;
@@ -197,14 +215,17 @@ static void report_cell(perf_t *p, size_t bytes, cand_t *cand, int ncand, int ro
         const cand_t *c = &cand[k];
         if (!c->ran) continue;
         double err = c->predicted > 0 ? (c->predicted - c->median) / c->median : NAN;
-        char mark[128] = "";
+        char mark[128] = "", predicted[32] = "-";
+        if (c->predicted > 0) snprintf(predicted, sizeof predicted, "%.2f", c->predicted);
+        if (c->name && kernel_algo(p, c->name, bytes)) snprintf(mark, sizeof mark, "(a kernel, not costed) ");
+        size_t used = strlen(mark);
         if (!c->name && rule) snprintf(mark, sizeof mark, "%s: picked by rule%s", path, k == fastest ? ", fastest" : "");
-        else if (k == picked && k == fastest) snprintf(mark, sizeof mark, "picked, fastest");
-        else if (k == picked) snprintf(mark, sizeof mark, "picked");
-        else if (k == fastest) snprintf(mark, sizeof mark, "fastest");
+        else if (k == picked && k == fastest) snprintf(mark + used, sizeof mark - used, "picked, fastest");
+        else if (k == picked) snprintf(mark + used, sizeof mark - used, "picked");
+        else if (k == fastest) snprintf(mark + used, sizeof mark - used, "fastest");
         if (c->name)
-            printf("%14s %10zu %10s %12.2f %12.2f %7.0f %7.0f  %s\n", p->mode->name, bytes, c->name, c->predicted,
-                   c->median, 100 * c->spread, 100 * err, mark);
+            printf("%14s %10zu %10s %12s %12.2f %7.0f %7.0f  %s\n", p->mode->name, bytes, c->name, predicted, c->median,
+                   100 * c->spread, 100 * err, mark);
         else
             printf("%14s %10zu %10s %12s %12.2f %7.0f %7s  %s%stuner's run: %.2fx the fastest\n", p->mode->name, bytes,
                    "auto", "-", c->median, 100 * c->spread, "", mark, mark[0] ? "; " : "",
@@ -317,19 +338,13 @@ static duet_coll_args_t cell_shape(perf_t *p)
     return perf_coll_args(p, 0);
 }
 
-/* GPU calibration leaves out the algorithms that run kernels of their own rather than a
- * schedule in the executor (allreduce's oneshot and twoshot, up to the kernels' size). */
-static int kernel_algo(const perf_t *p, const char *name)
-{
-    return p->device && (strcmp(name, "oneshot") == 0 || strcmp(name, "twoshot") == 0);
-}
 
 /* Every forced candidate that ran in the cell just measured becomes a sample of the fit. */
 static void add_samples(perf_t *p, const cand_t *cand, int ncand, samples_t *ss)
 {
     duet_coll_args_t a = cell_shape(p);
     for (int k = 0; k < ncand; k++) {
-        if (!cand[k].ran || !cand[k].name || kernel_algo(p, cand[k].name)) continue;
+        if (!cand[k].ran || !cand[k].name || kernel_algo(p, cand[k].name, a.count * a.elem)) continue;
         if (ss->n == ss->cap) {
             ss->cap = ss->cap ? 2 * ss->cap : 256;
             ss->s = realloc(ss->s, sizeof *ss->s * (size_t)ss->cap);
@@ -402,11 +417,12 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
     uint64_t wrong = 0;
     for (int mi = 0; mi < nmodes; mi++) {
         p->mode = modes[mi];
-        int kind = mode_kind(p), ncand = 0;
-        for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND; i++)
-            if ((int)duet_coll_algos[i].kind == kind && !kernel_algo(p, duet_coll_algos[i].name))
-                cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
+        int kind = mode_kind(p);
         for (size_t bytes = p->minb;; bytes = bytes ? bytes * p->factor : 1) {
+            int ncand = 0;
+            for (int i = 0; i < duet_coll_nalgos && ncand < MAX_CAND; i++)
+                if ((int)duet_coll_algos[i].kind == kind && !kernel_algo(p, duet_coll_algos[i].name, bytes))
+                    cand[ncand++] = (cand_t){.name = duet_coll_algos[i].name};
             size_iters(p, bytes, fixed);
             if (measure_cell(p, bytes, cand, ncand, rounds, &wrong) == 0 && p->me == 0) add_samples(p, cand, ncand, &ss);
             if (bytes >= p->maxb || bytes > p->maxb / p->factor) break;
