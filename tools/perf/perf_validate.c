@@ -28,8 +28,9 @@
  * With --device, the GPU collectives (duet-perf --device MODE: buffers from the GPU heap, or
  * cudaMalloc with --buffers host), each row timed as a stream runs -n calls back to back.
  * Forcing an algorithm runs it in the GPU executor (allreduce's oneshot and twoshot up to
- * 1 MiB: their kernels, which the model does not cost: printed without a prediction, "a
- * kernel, not costed", and left out of the errors; they still count as the fastest); "auto" is what the library runs unforced, which is a kernel chosen by rule where
+ * 1 MiB: their kernels; twoshot above on GPU-heap buffers: the direct kernel; the model does
+ * not cost kernels: printed without a prediction, "a kernel, not costed", and left out of the
+ * errors; they still count as the fastest); "auto" is what the library runs unforced, which is a kernel chosen by rule where
  * the buffers allow it (the direct kernels on heap buffers, the one-shot kernel of an
  * allreduce up to 1 MiB, 4 MiB / n beyond 4 ranks), else the model's pick. Predictions are the GPU model's
  * (duet_cuda_coll_costs). A rule's kernel has no prediction: its cell's pick is auto, and the
@@ -38,7 +39,7 @@
  *
  * --calibrate --device fits the GPU model's terms alike, to the GPU executor's algorithms
  * forced on GPU buffers (not the kernels that run by rule, nor allreduce's oneshot and twoshot
- * up to 1 MiB, which run kernels of their own), alpha fitted too, and saves them in the GPU
+ * where they run kernels of their own, kernel_algo), alpha fitted too, and saves them in the GPU
  * tune file. The GPU model is a stream model (duet_coll_predict.h), as these rows are timed.
  *
  * CSV (--csv, rank 0): op,bytes,algo,predicted_us,measured_us,spread,error,picked,fastest
@@ -75,14 +76,15 @@ typedef struct {
 } summary_t;
 
 /* Whether forcing algorithm `name` on a GPU row of `bytes` runs a kernel of its own rather
- * than a schedule in the executor (allreduce's oneshot and twoshot, up to the kernels' size):
- * the GPU model does not cost those, so validation prints no prediction for them and
- * calibration leaves them out. */
+ * than a schedule in the executor (allreduce's oneshot and twoshot up to the kernels' size;
+ * twoshot on GPU-heap buffers, the direct kernel, above it): the GPU model does not cost
+ * those, so validation prints no prediction for them and calibration leaves them out. */
 static int kernel_algo(const perf_t *p, const char *name, size_t bytes)
 {
 #ifdef DUET_HAVE_CUDA
-    return p->device && p->mode && perf_device_coll_kind(p->mode) == DUET_COLL_ALLREDUCE &&
-           bytes <= DUET_CUDA_COLL_MAX_BYTES && name && (strcmp(name, "oneshot") == 0 || strcmp(name, "twoshot") == 0);
+    if (!p->device || !p->mode || !name || perf_device_coll_kind(p->mode) != DUET_COLL_ALLREDUCE) return 0;
+    int shot = strcmp(name, "oneshot") == 0 ? 1 : strcmp(name, "twoshot") == 0 ? 2 : 0;
+    return shot && (bytes <= DUET_CUDA_COLL_MAX_BYTES || (shot == 2 && !p->host_buffers));
 #else
     (void)p, (void)name, (void)bytes;
     return 0;
