@@ -138,8 +138,10 @@ duet_status_t duet_comm_init_rank(duet_comm_t *comm, int nranks, duet_unique_id_
                                   const duet_config_t *config);
 
 /* Destroys a communicator (collective over its ranks). A communicator made by
- * duet_init() is destroyed by duet_finalize() instead. Teams split from a communicator
- * must be destroyed before it. Safe while other threads of the process are inside calls on
+ * duet_init() is destroyed by duet_finalize() instead. A team may be destroyed while teams
+ * split from it are alive: they stay usable (as OpenSHMEM's teams do), and what is left of
+ * it goes with the last of them. A root communicator (duet_comm_init_rank's), which owns
+ * their symmetric heap, is refused (DUET_ERR_INVALID_ARG) until its teams are gone. Safe while other threads of the process are inside calls on
  * comm (a watchdog thread aborting: duet_comm_revoke, then this): those calls return first
  * (revoked, they return at once), calls that begin meanwhile fail with DUET_ERR_REVOKED
  * ("being destroyed"), and comm is freed only when no call is left on it; one that has not

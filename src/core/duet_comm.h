@@ -47,7 +47,11 @@ struct duet_comm {
     int rank, size;
     int *heap_pe;          /* comm rank -> heap pe (root communicator rank) */
     struct duet_comm *parent; /* NULL for a root communicator (owns the heap) */
-    int children;          /* live teams split from this one */
+    int children;          /* teams split from this one, not yet freed (duet_comm_init.c's family lock) */
+    uint8_t zombie;        /* destroyed while teams split from it lived: only this struct is
+                            * left, as the parent they name, freed with the last of them */
+    uint8_t lingering;     /* destroyed, but a call that entered before may still read it:
+                            * never freed (a few KiB) */
     duet_heap_t *heap;
     duet_boot_t boot;
     int slot;              /* team sync slot in the heap's internal area */

@@ -18,6 +18,8 @@
 #include "heap/duet_heap_dev.h"
 
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The tree of communicators and the teams split from them: children counts, zombies. */
+static pthread_mutex_t family_lock = PTHREAD_MUTEX_INITIALIZER;
 static duet_comm_t world;
 static int world_refs;
 
@@ -167,7 +169,9 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
         c->heap = parent->heap;
         c->heap->refcount++;
         c->heap_pe = heap_pe;
+        pthread_mutex_lock(&family_lock);
         parent->children++;
+        pthread_mutex_unlock(&family_lock);
     } else {
         c->heap_pe = malloc(sizeof(int) * (size_t)c->size);
         if (!c->heap_pe) st = DUET_FAIL(DUET_ERR_NO_MEMORY, INIT, "out of host memory");
@@ -181,8 +185,13 @@ duet_status_t duet_comm_build_(duet_comm_t *out, duet_boot_t *boot, duet_comm_t 
     }
     if (st == DUET_OK) st = duet_comm_mods_open(c);
     if (st != DUET_OK && c->heap) {
-        if (parent) parent->children--;
-        else duet_heap_dev_destroy(c->heap);
+        if (parent) {
+            pthread_mutex_lock(&family_lock);
+            parent->children--; /* a live parent (it is splitting): no zombie to free */
+            pthread_mutex_unlock(&family_lock);
+        } else {
+            duet_heap_dev_destroy(c->heap);
+        }
         duet_heap_release(c->heap);
     }
     if (st != DUET_OK) {
@@ -316,12 +325,36 @@ static duet_status_t drain_calls(duet_comm_t c, const char *fn)
                      left, bound);
 }
 
+static int family_children(duet_comm_t c)
+{
+    pthread_mutex_lock(&family_lock);
+    int n = c->children;
+    pthread_mutex_unlock(&family_lock);
+    return n;
+}
+
+/* A child of p is gone (family_lock held): p, a zombie whose last child that was, is freed,
+ * and so on up the chain. */
+static void leave_parent(duet_comm_t p)
+{
+    while (p) {
+        p->children--;
+        if (!p->zombie || p->children > 0) return;
+        duet_comm_t up = p->parent;
+        if (!p->lingering) free(p);
+        p = up;
+    }
+}
+
 static duet_status_t comm_free(duet_comm_t c, const char *fn)
 {
     /* calls on c from other threads: new ones fail at entry, running ones return first */
     c->closer = pthread_self();
     atomic_store(&c->closing, 1);
     duet_status_t busy = drain_calls(c, fn);
+    if (!busy && !c->parent && family_children(c)) /* a split by another thread ended meanwhile */
+        busy = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "%s: a team was split from this communicator while it was "
+                         "being destroyed; it owns that team's heap: destroy the team first", fn);
     if (busy) {
         atomic_store(&c->closing, 0); /* still theirs: nothing is lost, the caller may try again */
         return busy;
@@ -347,27 +380,38 @@ static duet_status_t comm_free(duet_comm_t c, const char *fn)
     }
     duet_comm_mods_stopping(c); /* a backend's proxy asks the detector about the dead */
     duet_ft_release(c); /* the barrier asked it who is dead (c->boot.gone) */
-    if (c->parent) {
-        c->parent->children--;
-        c->heap->slots_used &= ~(1ull << c->slot);
-    }
+    if (c->parent) c->heap->slots_used &= ~(1ull << c->slot);
     duet_comm_mods_close(c);
     if (!c->parent) duet_heap_dev_destroy(c->heap); /* the root goes last: no team shares it any more */
     duet_heap_release(c->heap);
     duet_boot_close(&c->boot);
     duet_comm_live_remove(c);
-    /* a call that entered before the removal may still be reading c's closing word */
-    if (drain_calls(c, fn)) {
-        c->magic = 0;
-        return st; /* c itself is left allocated (a few KiB) rather than freed under a reader */
-    }
+    /* a call that entered before the removal may still be reading c's closing word: then c
+     * itself is left allocated (a few KiB) rather than freed under a reader */
+    int reading = drain_calls(c, fn) != DUET_OK;
     c->magic = 0;
-    free(c->heap_pe);
-    free(c->pids);
-    free(c->agreed_failed);
-    free(c->coll_host);
-    free(c->host_of);
-    free(c);
+    if (!reading) {
+        free(c->heap_pe);
+        free(c->pids);
+        free(c->agreed_failed);
+        free(c->coll_host);
+        free(c->host_of);
+        c->heap_pe = c->host_of = c->coll_host = NULL;
+        c->pids = NULL;
+        c->agreed_failed = NULL;
+    }
+    /* teams split from c that are still alive name it as their parent (the way to their root):
+     * the struct stays, a zombie, until the last of them is freed */
+    pthread_mutex_lock(&family_lock);
+    c->lingering = (uint8_t)reading;
+    if (c->children > 0) {
+        c->zombie = 1;
+    } else {
+        duet_comm_t parent = c->parent;
+        if (!reading) free(c);
+        leave_parent(parent);
+    }
+    pthread_mutex_unlock(&family_lock);
     return st;
 }
 
@@ -378,10 +422,11 @@ duet_status_t duet_comm_destroy(duet_comm_t c)
     if (c == world)
         return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
                          "duet_comm_destroy: the world communicator is destroyed by duet_finalize()");
-    if (c->children)
+    int children = family_children(c);
+    if (children && !c->parent) /* it owns the heap, its device part and the watch on its ranks */
         return DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
-                         "duet_comm_destroy: %d team(s) split from this communicator are still alive",
-                         c->children);
+                         "duet_comm_destroy: %d team(s) split from this communicator are still alive (it owns "
+                         "their symmetric heap: destroy them first)", children);
     return comm_free(c, "duet_comm_destroy");
 }
 
@@ -391,9 +436,9 @@ duet_status_t duet_finalize(void)
     duet_status_t st = DUET_OK;
     if (world_refs == 0) {
         st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_finalize: duet_init() was not called");
-    } else if (world_refs == 1 && world->children) {
+    } else if (world_refs == 1 && family_children(world)) {
         st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
-                       "duet_finalize: %d team(s) split from the world are still alive", world->children);
+                       "duet_finalize: %d team(s) split from the world are still alive", family_children(world));
     } else if (world_refs > 1) {
         world_refs--;
     } else {

@@ -4,7 +4,8 @@
  * collect, fcollect, alltoall, alltoalls, and every reduction of the 1.5 tables, on the world
  * and on a split team, with heap and static buffers; checked against locally computed results.
  * Also split_strided called with a different triplet on each PE (1.5 asks for one; SOS-era
- * programs pass each PE its own): each group of PEs that passed one triplet gets its own team.
+ * programs pass each PE its own): each group of PEs that passed one triplet gets its own team;
+ * and a parent team destroyed before its child, which keeps working.
  */
 #include "shmem_test.h"
 
@@ -193,6 +194,19 @@ int main(int argc, char **argv)
     shmem_team_sync(xt);
     shmem_team_destroy(xt);
     shmem_team_destroy(yt);
+
+    /* a parent team destroyed before the team split from it (1.5 sets no order): the child
+     * keeps working, collectives included */
+    shmem_team_t parent, child;
+    ST_CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &parent) == 0, "parent split");
+    ST_CHECK(shmem_team_split_strided(parent, 0, 1, npes, NULL, 0, &child) == 0, "child split");
+    shmem_team_destroy(parent);
+    ST_EXPECT(shmem_team_my_pe(child) == me && shmem_team_n_pes(child) == npes, "child of a destroyed team: pe %d of %d",
+              shmem_team_my_pe(child), shmem_team_n_pes(child));
+    ST_EXPECT(shmem_team_translate_pe(child, npes - 1, SHMEM_TEAM_WORLD) == npes - 1, "child translate");
+    collectives(child, dst, src, "a team whose parent was destroyed");
+    shmem_team_destroy(child);
+
     shmem_sync_all();
     shmem_free(dst);
     shmem_free(src);

@@ -9,7 +9,9 @@
  *     duet_comm_translate_rank both ways are checked against a reference ordering;
  *   - team barrier and one-sided calls through a team (pe numbers are team ranks; the
  *     symmetric addresses of the world heap are valid in the team; duet_ptr agrees);
- *   - a split of a split; destroying a parent with live children -> error;
+ *   - a split of a split; a team destroyed before the teams split from it (they stay usable,
+ *     split again, translate; the rest destroyed in any order); a root communicator with a
+ *     live team -> error;
  *   - duet_comm_split_strided: start/stride/size variants (stride 2, negative, size 1,
  *     stride 0 with size 1) and invalid arguments -> DUET_ERR_INVALID_ARG on every rank;
  *   - 100 split/destroy cycles (team sync slots are recycled); all 63 team slots held at
@@ -157,11 +159,42 @@ static void test_split_of_split(void)
               "t2 -> world translation of %d", i);
     use_team(t2, "split of a split");
 
-    CHECK_FAILS(duet_comm_destroy(t1), DUET_ERR_INVALID_ARG);
-    CHECK(strstr(duet_last_error(), "alive"), "parent destroy message: %s", duet_last_error());
     CHECK_OK(duet_comm_destroy(t2));
     use_team(t1, "parent after its child is gone");
     CHECK_OK(duet_comm_destroy(t1));
+}
+
+/* A team destroyed while teams split from it live (OpenSHMEM sets no order): they stay
+ * usable, split again, translate to the world; and the order of the rest does not matter. */
+static void test_parent_first(void)
+{
+    duet_comm_t t1, t2, t3, t4;
+    CHECK_OK(duet_comm_split(W, 0, npes - 1 - me, &t1)); /* everyone, reversed */
+    CHECK_OK(duet_comm_split(t1, 0, 0, &t2));             /* t1's order */
+    CHECK_OK(duet_comm_split(t2, 0, 0, &t3));
+    CHECK_OK(duet_comm_split(t1, duet_comm_rank(t1) % 2, 0, &t4));
+    CHECK_OK(duet_comm_destroy(t1)); /* t2, t3 and t4 alive */
+    use_team(t2, "child of a destroyed parent");
+    for (int i = 0; i < npes; i++)
+        CHECK(duet_comm_translate_rank(t2, i, W) == npes - 1 - i, "t2 rank %d -> world %d", i,
+              duet_comm_translate_rank(t2, i, W));
+    CHECK_OK(duet_comm_destroy(t2)); /* the middle of t1 -> t2 -> t3 */
+    CHECK(duet_comm_size(t3) == npes && duet_comm_rank(t3) == npes - 1 - me, "t3: rank %d of %d",
+          duet_comm_rank(t3), duet_comm_size(t3));
+    use_team(t3, "grandchild of two destroyed teams");
+    duet_comm_t t5;
+    CHECK_OK(duet_comm_split(t3, 0, me, &t5)); /* a split of an orphan */
+    CHECK(duet_comm_size(t5) == npes && duet_comm_translate_rank(t5, me, W) == me, "t5 of the orphan t3");
+    CHECK_OK(duet_comm_destroy(t3));
+    use_team(t5, "great-grandchild");
+    use_team(t4, "the other child");
+    CHECK_OK(duet_comm_destroy(t4));
+    CHECK_OK(duet_comm_destroy(t5)); /* the last: t1, t2 and t3 go with it */
+    /* every team gone: the world has no child left (finalize would refuse otherwise) */
+    duet_comm_t probe;
+    CHECK_OK(duet_comm_split(W, 0, 0, &probe));
+    CHECK_OK(duet_comm_destroy(probe));
+    CHECK_OK(duet_barrier(W));
 }
 
 static void strided_case(int start, int stride, int size)
@@ -317,6 +350,7 @@ int main(void)
 
     test_split();
     test_split_of_split();
+    test_parent_first();
     test_strided();
     test_recycle();
     test_independent();
