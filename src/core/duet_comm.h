@@ -151,34 +151,43 @@ static inline duet_status_t duet_comm_check(duet_comm_t c, const char *fn)
  * message naming fn, when c is being freed by another thread. A few nanoseconds: two stores
  * to the thread's own record and the live-table lookup (duet_comm_live.c). */
 int duet_comm_closing_(duet_comm_t c, const char *fn);
-static inline int duet_comm_enter(duet_comm_t c, const char *fn)
+/* duet_comm_enter, the thread's record in *rec (for duet_inflight_leave_rec) when it returns 1. */
+DUET_INLINE int duet_comm_enter_rec(duet_comm_t c, const char *fn, duet_inflight_rec_t **rec)
 {
     if (DUET_UNLIKELY(!c)) return 0;
-    duet_inflight_enter(c);
+    duet_inflight_rec_t *r = duet_inflight_enter_rec(c);
     if (DUET_UNLIKELY(!duet_comm_is_live(c) || c->magic != DUET_COMM_MAGIC)) {
-        duet_inflight_leave();
+        duet_inflight_leave_rec(r);
         return 0;
     }
     if (DUET_UNLIKELY(atomic_load_explicit(&c->closing, memory_order_relaxed))) return duet_comm_closing_(c, fn);
+    *rec = r;
     return 1;
+}
+static inline int duet_comm_enter(duet_comm_t c, const char *fn)
+{
+    duet_inflight_rec_t *r;
+    return duet_comm_enter_rec(c, fn, &r);
 }
 /* A public call's body `call` (a duet_status_t expression) run inside c (duet_comm_enter). */
 #define DUET_COMM_CALL(c, fn, call)                                                                 \
     do {                                                                                            \
-        int in_ = duet_comm_enter((c), (fn));                                                       \
+        duet_inflight_rec_t *rec_ = NULL;                                                           \
+        int in_ = duet_comm_enter_rec((c), (fn), &rec_);                                            \
         if (in_ < 0) return (duet_status_t)in_;                                                     \
         duet_status_t st_ = (call);                                                                 \
-        if (in_) duet_inflight_leave();                                                             \
+        if (in_) duet_inflight_leave_rec(rec_);                                                     \
         return st_;                                                                                 \
     } while (0)
 
 /* The same for a call that returns a pointer (NULL when c is being freed). */
 #define DUET_COMM_CALL_PTR(c, fn, call)                                                             \
     do {                                                                                            \
-        int in_ = duet_comm_enter((c), (fn));                                                       \
+        duet_inflight_rec_t *rec_ = NULL;                                                           \
+        int in_ = duet_comm_enter_rec((c), (fn), &rec_);                                            \
         if (in_ < 0) return NULL;                                                                   \
         void *p_ = (call);                                                                          \
-        if (in_) duet_inflight_leave();                                                             \
+        if (in_) duet_inflight_leave_rec(rec_);                                                     \
         return p_;                                                                                  \
     } while (0)
 

@@ -42,7 +42,7 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
 /* Which segment [addr, addr + bytes) lies in, for heap pe hp: the host heap (*ep = &h->eps[hp],
  * *off from the start of the segment) or my part of the device heap (*ep = &h->dev_eps[hp],
  * *off from the start of the part); else DUET_ERR_INVALID_ARG naming `what`. */
-static inline duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size_t bytes, int hp, const char *fn,
+DUET_INLINE duet_status_t duet_rma_where(duet_comm_t c, const void *addr, size_t bytes, int hp, const char *fn,
                                            const char *what, duet_tport_ep_t **ep, size_t *off)
 {
     duet_heap_t *h = c->heap;
@@ -72,7 +72,7 @@ static inline int duet_rma_on_device(const duet_heap_t *h, const duet_tport_ep_t
 duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn);
 
 /* The checks of a target pe: in range, and not known dead. */
-static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn)
+DUET_INLINE duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn)
 {
     if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
@@ -82,16 +82,39 @@ static inline duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn)
     return DUET_OK;
 }
 
-/* The checks of a remote access: comm, pe, and the symmetric target range (either segment):
- * the endpoint to pe of the segment it lies in, and the offset there. */
-static inline duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_t bytes, int pe,
-                                            const char *fn, duet_tport_ep_t **ep, size_t *off)
+/* The checks of a remote access on c, a live communicator (the call is inside it:
+ * duet_comm_enter_rec returned 1): pe, and the symmetric target range (either segment): the
+ * endpoint to pe of the segment it lies in, and the offset there. A call that gets this far
+ * succeeds as far as its handle goes: the last error is cleared, as duet_comm_check does. */
+DUET_INLINE duet_status_t duet_rma_target_in(duet_comm_t c, const void *addr, size_t bytes, int pe,
+                                              const char *fn, duet_tport_ep_t **ep, size_t *off)
 {
-    duet_status_t st = duet_comm_check(c, fn);
-    if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_pe(c, pe, fn);
+    duet_error_clear();
+    duet_status_t st = duet_rma_pe(c, pe, fn);
     if (DUET_LIKELY(st == DUET_OK)) st = duet_rma_where(c, addr, bytes, c->heap_pe[pe], fn, "the remote address", ep, off);
     return st;
 }
+
+/* The same with c checked first (duet_comm_check). */
+DUET_INLINE duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_t bytes, int pe,
+                                           const char *fn, duet_tport_ep_t **ep, size_t *off)
+{
+    duet_status_t st = duet_comm_check(c, fn);
+    return DUET_LIKELY(st == DUET_OK) ? duet_rma_target_in(c, addr, bytes, pe, fn, ep, off) : st;
+}
+
+/* A public RMA call's body `call` run inside c (DUET_COMM_CALL), where c is known live, or
+ * c's check (the error of a NULL, destroyed or foreign handle) where it is not. */
+#define DUET_RMA_CALL(c, fn, call)                                                                  \
+    do {                                                                                            \
+        duet_inflight_rec_t *rec_ = NULL;                                                           \
+        int in_ = duet_comm_enter_rec((c), (fn), &rec_);                                            \
+        if (in_ < 0) return (duet_status_t)in_;                                                     \
+        if (!in_) return duet_comm_check((c), (fn));                                                \
+        duet_status_t st_ = (call);                                                                 \
+        duet_inflight_leave_rec(rec_);                                                              \
+        return st_;                                                                                 \
+    } while (0)
 
 static inline duet_status_t duet_rma_local(const void *buf, size_t bytes, const char *fn, const char *what)
 {

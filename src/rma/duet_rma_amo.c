@@ -2,12 +2,12 @@
 #include <string.h>
 #include "rma/duet_rma.h"
 
-static duet_status_t amo_(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand,
-                          uint64_t cond, int pe, uint64_t *fetched, const char *fn)
+DUET_INLINE duet_status_t amo_(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand,
+                               uint64_t cond, int pe, uint64_t *fetched, const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
-    duet_status_t st = duet_rma_target(c, dest, width, pe, fn, &ep, &off);
+    duet_status_t st = duet_rma_target_in(c, dest, width, pe, fn, &ep, &off);
     if (DUET_UNLIKELY(st)) return st;
     if (DUET_UNLIKELY((uintptr_t)dest % width))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %p is not aligned to %zu bytes", fn, dest, width);
@@ -20,7 +20,7 @@ static duet_status_t amo_(duet_comm_t c, duet_amo_op_t op, void *dest, size_t wi
 static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand, uint64_t cond,
                          int pe, uint64_t *fetched, const char *fn)
 {
-    DUET_COMM_CALL(c, fn, amo_(c, op, dest, width, operand, cond, pe, fetched, fn));
+    DUET_RMA_CALL(c, fn, amo_(c, op, dest, width, operand, cond, pe, fetched, fn));
 }
 
 /* Moves a T's bits in and out of the uint64_t the transport works on. */

@@ -5,14 +5,17 @@
  * left pending until quiet, a blocking put waits for local completion; the device heap's:
  * stream-ordered copies), a p its put_value (nbi 2: src is a host value). A blocking write
  * rings the peer's doorbell; a put_nbi leaves that to the transport's next fence or quiet. */
-static duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+DUET_INLINE duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
                                 const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
     duet_status_t st;
-    if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target(c, dest, n, pe, fn, &ep, &off)) || (st = duet_rma_local(src, n, fn, "the source")))
+    if (n == 0) { /* a no-op, whatever the addresses */
+        duet_error_clear();
+        return DUET_OK;
+    }
+    if ((st = duet_rma_target_in(c, dest, n, pe, fn, &ep, &off)) || (st = duet_rma_local(src, n, fn, "the source")))
         return st;
     if (nbi == 1) return ep->ops->put_nbi(ep, off, src, n);
     st = nbi ? ep->ops->put_value(ep, off, src, n) : ep->ops->put(ep, off, src, n);
@@ -23,17 +26,20 @@ static duet_status_t put_bytes_(duet_comm_t c, void *dest, const void *src, size
 /* put_bytes_ as a call in flight on c (duet_comm_enter). */
 static duet_status_t put_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi, const char *fn)
 {
-    DUET_COMM_CALL(c, fn, put_bytes_(c, dest, src, n, pe, nbi, fn));
+    DUET_RMA_CALL(c, fn, put_bytes_(c, dest, src, n, pe, nbi, fn));
 }
 
-static duet_status_t get_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
+DUET_INLINE duet_status_t get_bytes_(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi,
                                 const char *fn)
 {
     duet_tport_ep_t *ep = NULL;
     size_t off = 0;
     duet_status_t st;
-    if (n == 0) return duet_comm_check(c, fn); /* a no-op, whatever the addresses */
-    if ((st = duet_rma_target(c, src, n, pe, fn, &ep, &off)) ||
+    if (n == 0) { /* a no-op, whatever the addresses */
+        duet_error_clear();
+        return DUET_OK;
+    }
+    if ((st = duet_rma_target_in(c, src, n, pe, fn, &ep, &off)) ||
         (st = duet_rma_local(dest, n, fn, "the destination")))
         return st;
     return nbi ? ep->ops->get_nbi(ep, dest, off, n) : ep->ops->get(ep, dest, off, n);
@@ -42,7 +48,7 @@ static duet_status_t get_bytes_(duet_comm_t c, void *dest, const void *src, size
 /* get_bytes_ as a call in flight on c (duet_comm_enter). */
 static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_t n, int pe, int nbi, const char *fn)
 {
-    DUET_COMM_CALL(c, fn, get_bytes_(c, dest, src, n, pe, nbi, fn));
+    DUET_RMA_CALL(c, fn, get_bytes_(c, dest, src, n, pe, nbi, fn));
 }
 
 duet_status_t duet_put(duet_comm_t c, void *dest, const void *src, size_t n, int pe)

@@ -13,6 +13,7 @@
 
 #define DUET_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define DUET_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define DUET_INLINE static inline __attribute__((always_inline)) /* a hot path's helper */
 #define DUET_CACHELINE   64
 #define DUET_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,12 +28,16 @@ duet_status_t duet_error_wrap(duet_status_t status, const char *where);
 /* A call that succeeds leaves no error behind (duet.h, duet_last_status): the public entry
  * points call this when they succeed, or when their first check (duet_comm_check) passes, so
  * neither an earlier call's error nor one an internal probe raised and recovered from stays
- * visible. Costs one thread-local load when there is nothing to clear. */
+ * visible. Costs one load of a process-wide count when no thread has an error to clear (a
+ * thread-local read only when one has: a thread's own increments are seen by itself). */
 extern _Thread_local duet_status_t duet_error_status_;
+extern _Atomic int duet_error_pending_; /* threads whose last status is an error */
 void duet_error_clear_(void);
 static inline void duet_error_clear(void)
 {
-    if (DUET_UNLIKELY(duet_error_status_ != DUET_OK)) duet_error_clear_();
+    if (DUET_UNLIKELY(atomic_load_explicit(&duet_error_pending_, memory_order_relaxed) != 0) &&
+        duet_error_status_ != DUET_OK)
+        duet_error_clear_();
 }
 /* duet_error_clear() when st is DUET_OK; returns st (for `return duet_error_ok(st);`). */
 static inline duet_status_t duet_error_ok(duet_status_t st)
@@ -357,23 +362,26 @@ typedef struct duet_inflight_rec { /* a thread's calls (duet_util_inflight.c) */
 extern _Thread_local duet_inflight_rec_t *duet_inflight_mine_;
 extern int duet_inflight_fence_;
 duet_inflight_rec_t *duet_inflight_rec_(void);
-static inline void duet_inflight_enter(const void *obj)
+/* Enters obj; returns this thread's record, to leave with (NULL: out of memory, uncounted). */
+static inline duet_inflight_rec_t *duet_inflight_enter_rec(const void *obj)
 {
     duet_inflight_rec_t *r = duet_inflight_mine_;
-    if (DUET_UNLIKELY(!r) && !(r = duet_inflight_rec_())) return; /* out of memory: uncounted */
+    if (DUET_UNLIKELY(!r) && !(r = duet_inflight_rec_())) return NULL;
     int n = atomic_load_explicit(&r->n, memory_order_relaxed);
     if (DUET_UNLIKELY(n >= DUET_INFLIGHT_DEPTH)) {
         r->over++;
-        return;
+        return r;
     }
     atomic_store_explicit(&r->obj[n], obj, memory_order_relaxed);
     atomic_store_explicit(&r->n, n + 1, memory_order_release);
     if (DUET_UNLIKELY(duet_inflight_fence_)) atomic_thread_fence(memory_order_seq_cst);
     else atomic_signal_fence(memory_order_seq_cst);
+    return r;
 }
-static inline void duet_inflight_leave(void)
+/* Leaves the last object entered, r being the record duet_inflight_enter_rec returned (a
+ * thread-local read the fewer on a hot path). */
+static inline void duet_inflight_leave_rec(duet_inflight_rec_t *r)
 {
-    duet_inflight_rec_t *r = duet_inflight_mine_;
     if (DUET_UNLIKELY(!r)) return;
     if (DUET_UNLIKELY(r->over > 0)) {
         r->over--;
@@ -382,6 +390,8 @@ static inline void duet_inflight_leave(void)
     int n = atomic_load_explicit(&r->n, memory_order_relaxed);
     if (n > 0) atomic_store_explicit(&r->n, n - 1, memory_order_release); /* every access before it is done */
 }
+static inline void duet_inflight_enter(const void *obj) { (void)duet_inflight_enter_rec(obj); }
+static inline void duet_inflight_leave(void) { duet_inflight_leave_rec(duet_inflight_mine_); }
 /* Other threads inside a call on obj now (after a fence on every thread: entries made before
  * it are seen, and those made after it see the closing word stored before it). */
 int duet_inflight_count(const void *obj);

@@ -1,10 +1,36 @@
 /* Status names and the thread-local last-error message. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "duet_util.h"
 
 static _Thread_local char last_error[1024];
 _Thread_local duet_status_t duet_error_status_; /* the last status (duet_util.h reads it inline) */
+_Atomic int duet_error_pending_;                /* threads whose last status is an error */
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+/* A thread that ends with an error no longer counts. */
+static void thread_exit(void *unused)
+{
+    (void)unused;
+    if (duet_error_status_ != DUET_OK) atomic_fetch_sub_explicit(&duet_error_pending_, 1, memory_order_relaxed);
+    duet_error_status_ = DUET_OK;
+}
+static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exit); }
+
+/* The thread's last status becomes `status`: the count of threads with an error follows. */
+static void set_status(duet_status_t status)
+{
+    int was = duet_error_status_ != DUET_OK, is = status != DUET_OK;
+    if (is && !was) {
+        (void)pthread_once(&exit_once, make_exit_key);
+        (void)pthread_setspecific(exit_key, (void *)1); /* its destructor runs at the thread's end */
+    }
+    if (is != was) atomic_fetch_add_explicit(&duet_error_pending_, is ? 1 : -1, memory_order_relaxed);
+    duet_error_status_ = status;
+}
 
 const char *duet_status_str(duet_status_t status)
 {
@@ -36,7 +62,7 @@ const char *duet_version_string(void)
 
 duet_status_t duet_error_vset(duet_status_t status, const char *fmt, va_list ap)
 {
-    duet_error_status_ = status;
+    set_status(status);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     return status;
 }
@@ -52,7 +78,7 @@ duet_status_t duet_error_set(duet_status_t status, const char *fmt, ...)
 
 void duet_error_clear_(void)
 {
-    duet_error_status_ = DUET_OK;
+    set_status(DUET_OK);
     last_error[0] = '\0';
 }
 
