@@ -108,7 +108,7 @@ static inline duet_ft_area_t *duet_comm_ft_of(duet_comm_t c, int pe)
  * handle is refused without reading the memory it points at. */
 #define DUET_COMM_LIVE_SLOTS 4096 /* a power of two: the most communicators alive at once */
 #define DUET_COMM_LIVE_TOMB ((duet_comm_t)(uintptr_t)1)
-extern _Atomic(struct duet_comm *) duet_comm_live_[DUET_COMM_LIVE_SLOTS];
+extern DUET_HIDDEN _Atomic(struct duet_comm *) duet_comm_live_[DUET_COMM_LIVE_SLOTS];
 static inline size_t duet_comm_live_hash(const void *c)
 {
     return (size_t)((((uintptr_t)c >> 4) * 0x9e3779b97f4a7c15ull) >> 52) & (DUET_COMM_LIVE_SLOTS - 1);

@@ -14,6 +14,7 @@
 #define DUET_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define DUET_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define DUET_INLINE static inline __attribute__((always_inline)) /* a hot path's helper */
+#define DUET_HIDDEN __attribute__((visibility("hidden"))) /* internal: not exported, reached directly */
 #define DUET_CACHELINE   64
 #define DUET_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -31,7 +32,7 @@ duet_status_t duet_error_wrap(duet_status_t status, const char *where);
  * visible. Costs one load of a process-wide count when no thread has an error to clear (a
  * thread-local read only when one has: a thread's own increments are seen by itself). */
 extern _Thread_local duet_status_t duet_error_status_;
-extern _Atomic int duet_error_pending_; /* threads whose last status is an error */
+extern DUET_HIDDEN _Atomic int duet_error_pending_; /* threads whose last status is an error */
 void duet_error_clear_(void);
 static inline void duet_error_clear(void)
 {
@@ -359,8 +360,8 @@ typedef struct duet_inflight_rec { /* a thread's calls (duet_util_inflight.c) */
     _Atomic int taken;              /* 1 while a thread owns the record */
     struct duet_inflight_rec *next; /* the list of every record (push only) */
 } duet_inflight_rec_t;
-extern _Thread_local duet_inflight_rec_t *duet_inflight_mine_;
-extern int duet_inflight_fence_;
+extern DUET_HIDDEN _Thread_local duet_inflight_rec_t *duet_inflight_mine_;
+extern DUET_HIDDEN int duet_inflight_fence_;
 duet_inflight_rec_t *duet_inflight_rec_(void);
 /* Enters obj; returns this thread's record, to leave with (NULL: out of memory, uncounted). */
 static inline duet_inflight_rec_t *duet_inflight_enter_rec(const void *obj)
