@@ -29,6 +29,14 @@ add_test(NAME tools.perf_calibrate
                  $<TARGET_FILE:duet-sim>)
 set_tests_properties(tools.perf_calibrate PROPERTIES LABELS mp TIMEOUT 150)
 
+# every fenced block of README.md and docs/: its commands run as written, or the example a test
+# builds, or a named reason it cannot run here (not in a sanitized build: the documents'
+# commands build programs without the sanitizer, which its runtime refuses)
+if(NOT DUET_SANITIZE)
+  add_test(NAME tools.doc_blocks COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/doc_blocks.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(tools.doc_blocks PROPERTIES LABELS mp TIMEOUT 300)
+endif()
+
 # make install: into a temporary prefix, moved, then a project outside the tree built against
 # it three ways (find_package, pkg-config, duetcc) and run under the installed duetrun
 add_test(NAME tools.install
