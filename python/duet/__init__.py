@@ -15,9 +15,10 @@ duetrun (or mpirun, srun, torchrun: docs/LAUNCHING.md):
 
 Symmetric arrays (Comm.array) are numpy arrays whose memory is Duet's symmetric heap: they
 are the targets of put / get / atomics / signals. Collectives take any C-contiguous numpy
-array, and, with the CUDA backend, objects with __cuda_array_interface__ (a stream may be
-given; default the array's own, else CUDA's legacy default stream; not yet run on a GPU by
-the tests). Every failure raises
+array, any C-contiguous tensor with __dlpack__ on the CPU (PyTorch, JAX, CuPy, ...), and,
+with the CUDA backend, objects with __cuda_array_interface__ or __dlpack__ on a CUDA device (a
+stream may be given; default the array's own, else CUDA's legacy default stream; GPU arrays
+are not yet run on a GPU by the tests). Every failure raises
 DuetError carrying Duet's status and its message (duet_last_error()).
 
 The library: $DUET_LIB, else the libduet.so.0 of the prefix this package is installed in
@@ -149,8 +150,62 @@ def world():
     return _state["world"]
 
 
-def _buffer(a, what, writable=False):
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):  # DLPack's DLTensor, the head of a DLManagedTensor
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT = 0, 1, 2, 4
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dlpack(a, what, stream):
+    """(address, elements, dtype, on the device) of an object with __dlpack__ (a PyTorch,
+    CuPy or JAX tensor, on the CPU or a CUDA device): its DLTensor read out of the capsule,
+    which is not consumed (its destructor hands the tensor back; the object, which the caller
+    holds, keeps the memory). A CUDA tensor is asked to order its pending work before `stream`
+    (the protocol's stream argument; None: CUDA's legacy default stream)."""
+    dev_type = a.__dlpack_device__()[0] if hasattr(a, "__dlpack_device__") else _DL_CPU
+    on_device = dev_type in (_DL_CUDA, _DL_CUDA_MANAGED)
+    if not on_device and dev_type not in (_DL_CPU, _DL_CUDA_HOST):
+        raise TypeError(f"{what}: a DLPack tensor on device type {dev_type}: only the CPU and CUDA devices are "
+                        "supported")
+    capsule = a.__dlpack__(stream=(1 if stream is None else int(stream))) if on_device else a.__dlpack__()
+    t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    shape = [t.shape[i] for i in range(t.ndim)]
+    dt, lanes = t.dtype, t.dtype.lanes
+    kinds = {_DL_INT: "i", _DL_UINT: "u", _DL_FLOAT: "f"}
+    if lanes != 1 or (dt.code not in kinds and (dt.code, dt.bits) != (_DL_BFLOAT, 16)):
+        raise TypeError(f"{what}: a DLPack tensor of type code {dt.code}, {dt.bits} bits, {lanes} lanes: Duet's "
+                        "collectives take int8 .. uint64, float16, bfloat16, float32 and float64")
+    dtype = "bfloat16" if dt.code == _DL_BFLOAT else np.dtype(f"{kinds[dt.code]}{dt.bits // 8}")
+    count = int(np.prod(shape)) if shape else 1
+    if t.strides and count > 1:
+        want, step = [], 1
+        for extent in reversed(shape):
+            want.insert(0, step)
+            step *= extent
+        if any(shape[i] > 1 and t.strides[i] != want[i] for i in range(t.ndim)):
+            raise ValueError(f"{what}: the DLPack tensor must be C-contiguous")
+    return (t.data or 0) + t.byte_offset, count, dtype, on_device
+
+
+def _buffer(a, what, writable=False, stream=None):
     """(address, elements, numpy dtype, on the device) of an array for a collective."""
+    if not isinstance(a, np.ndarray) and not hasattr(a, "__cuda_array_interface__") and hasattr(a, "__dlpack__"):
+        return _dlpack(a, what, stream)
     cai = getattr(a, "__cuda_array_interface__", None)
     if cai is not None:
         strides = cai.get("strides")
@@ -160,7 +215,8 @@ def _buffer(a, what, writable=False):
             raise ValueError(f"{what}: a GPU array must be C-contiguous")
         return cai["data"][0], count, dt, True
     if not isinstance(a, np.ndarray):
-        raise TypeError(f"{what}: a numpy array (or an object with __cuda_array_interface__), not {type(a).__name__}")
+        raise TypeError(f"{what}: a numpy array (or an object with __cuda_array_interface__ or __dlpack__), not "
+                        f"{type(a).__name__}")
     if not a.flags["C_CONTIGUOUS"]:
         raise ValueError(f"{what}: the array must be C-contiguous")
     if writable and not a.flags["WRITEABLE"]:
@@ -169,6 +225,8 @@ def _buffer(a, what, writable=False):
 
 
 def _dtype_code(dt, what):
+    if isinstance(dt, str) and dt == "bfloat16":  # a DLPack tensor's (numpy has no bfloat16)
+        return 7
     code = _DTYPES.get(np.dtype(dt))
     if code is None:
         raise TypeError(f"{what}: Duet's collectives have no {np.dtype(dt)} (int8, uint8, int32, uint32, int64, "
@@ -186,8 +244,9 @@ def _stream(arr, stream):
     if stream is not None:
         return int(stream)
     cai = getattr(arr, "__cuda_array_interface__", None)
-    if cai is None:
-        return None
+    if cai is None:  # a DLPack tensor on a CUDA device: CUDA's legacy default stream
+        dev = arr.__dlpack_device__()[0] if hasattr(arr, "__dlpack_device__") else _DL_CPU
+        return 1 if dev in (_DL_CUDA, _DL_CUDA_MANAGED) else None
     s = cai.get("stream")
     return int(s) if s else 1  # CUDA's legacy default stream
 
@@ -367,8 +426,8 @@ class Comm:
         """recv = op over ranks of send (recv None: a new array; recv is send: in place)."""
         if recv is None:
             recv = np.empty_like(send)
-        s, n, dt, _ = _buffer(send, "allreduce: send")
-        r, rn, rdt, _ = _buffer(recv, "allreduce: recv", writable=True)
+        s, n, dt, _ = _buffer(send, "allreduce: send", stream=_stream(send, stream))
+        r, rn, rdt, _ = _buffer(recv, "allreduce: recv", writable=True, stream=_stream(send, stream))
         if rn != n or rdt != dt:
             raise ValueError(f"allreduce: send has {n} {dt}, recv {rn} {rdt}")
         _check(_lib.duet_allreduce(s, r, n, _dtype_code(dt, "allreduce"), _op_code(op), self._h, _stream(send, stream)))
@@ -376,7 +435,7 @@ class Comm:
 
     def broadcast(self, buf, root, stream=None):
         """buf on every rank = root's buf (in place)."""
-        b, n, dt, _ = _buffer(buf, "broadcast: buf", writable=True)
+        b, n, dt, _ = _buffer(buf, "broadcast: buf", writable=True, stream=_stream(buf, stream))
         _check(_lib.duet_broadcast(b, b, n, _dtype_code(dt, "broadcast"), int(root), self._h, _stream(buf, stream)))
         return buf
 
@@ -384,8 +443,8 @@ class Comm:
         """recv on root = op over ranks of send (recv is not written elsewhere)."""
         if recv is None:
             recv = np.empty_like(send)
-        s, n, dt, _ = _buffer(send, "reduce: send")
-        r, rn, rdt, _ = _buffer(recv, "reduce: recv", writable=True)
+        s, n, dt, _ = _buffer(send, "reduce: send", stream=_stream(send, stream))
+        r, rn, rdt, _ = _buffer(recv, "reduce: recv", writable=True, stream=_stream(send, stream))
         if rn != n or rdt != dt:
             raise ValueError(f"reduce: send has {n} {dt}, recv {rn} {rdt}")
         _check(_lib.duet_reduce(s, r, n, _dtype_code(dt, "reduce"), _op_code(op), int(root), self._h,
@@ -396,8 +455,8 @@ class Comm:
         """recv = every rank's send, in rank order (recv None: a new array of size * send.size)."""
         if recv is None:
             recv = np.empty((self.size,) + np.shape(send), dtype=send.dtype)
-        s, n, dt, _ = _buffer(send, "allgather: send")
-        r, rn, rdt, _ = _buffer(recv, "allgather: recv", writable=True)
+        s, n, dt, _ = _buffer(send, "allgather: send", stream=_stream(send, stream))
+        r, rn, rdt, _ = _buffer(recv, "allgather: recv", writable=True, stream=_stream(send, stream))
         if rn != n * self.size or rdt != dt:
             raise ValueError(f"allgather: recv must hold {self.size} x {n} {dt}, has {rn} {rdt}")
         _check(_lib.duet_allgather(s, r, n, _dtype_code(dt, "allgather"), self._h, _stream(send, stream)))
@@ -405,12 +464,12 @@ class Comm:
 
     def reduce_scatter(self, send, recv=None, op="sum", stream=None):
         """recv on rank r = op over ranks of block r of send (send.size = size * recv.size)."""
-        s, n, dt, _ = _buffer(send, "reduce_scatter: send")
+        s, n, dt, _ = _buffer(send, "reduce_scatter: send", stream=_stream(send, stream))
         if n % self.size:
             raise ValueError(f"reduce_scatter: send's {n} elements are not {self.size} equal blocks")
         if recv is None:
             recv = np.empty(n // self.size, dtype=dt)
-        r, rn, rdt, _ = _buffer(recv, "reduce_scatter: recv", writable=True)
+        r, rn, rdt, _ = _buffer(recv, "reduce_scatter: recv", writable=True, stream=_stream(send, stream))
         if rn * self.size != n or rdt != dt:
             raise ValueError(f"reduce_scatter: recv must hold {n // self.size} {dt}, has {rn} {rdt}")
         _check(_lib.duet_reduce_scatter(s, r, rn, _dtype_code(dt, "reduce_scatter"), _op_code(op), self._h,
@@ -419,22 +478,22 @@ class Comm:
 
     def alltoall(self, send, recv=None, stream=None):
         """Block q of send goes to rank q, into block r (this rank) of its recv."""
-        s, n, dt, _ = _buffer(send, "alltoall: send")
+        s, n, dt, _ = _buffer(send, "alltoall: send", stream=_stream(send, stream))
         if n % self.size:
             raise ValueError(f"alltoall: send's {n} elements are not {self.size} equal blocks")
         if recv is None:
             recv = np.empty_like(send)
-        r, rn, rdt, _ = _buffer(recv, "alltoall: recv", writable=True)
+        r, rn, rdt, _ = _buffer(recv, "alltoall: recv", writable=True, stream=_stream(send, stream))
         if rn != n or rdt != dt:
             raise ValueError(f"alltoall: send has {n} {dt}, recv {rn} {rdt}")
         _check(_lib.duet_alltoall(s, r, n // self.size, _dtype_code(dt, "alltoall"), self._h, _stream(send, stream)))
         return recv
 
     def send(self, buf, peer, stream=None):
-        b, n, dt, _ = _buffer(buf, "send: buf")
+        b, n, dt, _ = _buffer(buf, "send: buf", stream=_stream(buf, stream))
         _check(_lib.duet_send(b, n, _dtype_code(dt, "send"), int(peer), self._h, _stream(buf, stream)))
 
     def recv(self, buf, peer, stream=None):
-        b, n, dt, _ = _buffer(buf, "recv: buf", writable=True)
+        b, n, dt, _ = _buffer(buf, "recv: buf", writable=True, stream=_stream(buf, stream))
         _check(_lib.duet_recv(b, n, _dtype_code(dt, "recv"), int(peer), self._h, _stream(buf, stream)))
         return buf

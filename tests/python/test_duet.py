@@ -3,8 +3,9 @@ numpy: init, the world, split; symmetric arrays; put / get (blocking and nbi) ar
 atomics (fetch_add, inc, compare_swap, swap, set, fetch, and/or/xor) from every rank on one
 counter; put_signal and signal_wait_until; barrier; allreduce (sum, max, min, prod, avg; in
 place; int8 .. float64), broadcast, reduce, allgather, reduce_scatter, alltoall, send/recv on
-a ring; collectives on a split communicator; bad input raising DuetError / ValueError /
-TypeError with a message. Prints "test_duet: rank R: PASS (N checks)"; exits 1 on a failure.
+a ring; collectives on a split communicator; collectives on DLPack tensors (objects with
+__dlpack__ alone: 2-D, both ends, strided and unsupported ones refused); bad input raising
+DuetError / ValueError / TypeError with a message. Prints "test_duet: rank R: PASS (N checks)"; exits 1 on a failure.
 
     DUET_LIB=build/lib/libduet.so.0 PYTHONPATH=python duetrun -n 3 python3 tests/python/test_duet.py
 """
@@ -167,6 +168,44 @@ def collectives(w, tag):
         raises(ValueError, lambda: w.reduce_scatter(np.zeros(n * 2 + 1)), f"{tag} reduce_scatter of unequal blocks")
 
 
+class Tensor:
+    """A tensor that speaks only DLPack (as a PyTorch or JAX one does): a numpy array's memory
+    behind __dlpack__ / __dlpack_device__, with no buffer protocol and no numpy type."""
+
+    def __init__(self, a, device=None):
+        self.a = a
+        self.device = device
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device or self.a.__dlpack_device__()
+
+
+def dlpack(w):
+    n, r = w.size, w.rank
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3) + r)
+    y = np.zeros((2, 3), np.float32)
+    w.allreduce(x, y)
+    same(y, np.arange(6).reshape(2, 3) * n + n * (n - 1) / 2, "DLPack allreduce: send a tensor")
+    out = Tensor(np.zeros(6, np.int64))
+    w.allreduce(Tensor(np.full(6, r + 1, np.int64)), out)
+    same(out.a, np.full(6, n * (n + 1) // 2), "DLPack allreduce: both tensors")
+    b = Tensor(np.full(5, r, np.int32))
+    w.broadcast(b, root=n - 1)
+    same(b.a, np.full(5, n - 1), "DLPack broadcast")
+    g = Tensor(np.zeros((n, 3), np.float64))
+    w.allgather(Tensor(np.full(3, float(r))), g)
+    same(g.a, np.repeat(np.arange(n, dtype=np.float64), 3).reshape(n, 3), "DLPack allgather")
+    v = Tensor(np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2])  # strided: not C-contiguous
+    raises(ValueError, lambda: w.allreduce(v, np.zeros(6, np.int32)), "DLPack strided tensor")
+    raises(TypeError, lambda: w.allreduce(Tensor(np.zeros(3, np.complex64)), np.zeros(3, np.complex64)),
+           "DLPack complex64 tensor")
+    raises(TypeError, lambda: w.allreduce(Tensor(np.zeros(3, np.float32), device=(14, 0)), np.zeros(3, np.float32)),
+           "DLPack tensor on an unsupported device (type 14)")
+
+
 def main():
     duet.init()
     w = duet.world()
@@ -175,6 +214,7 @@ def main():
     PROBE.extend([w.array(4, np.float64), w.array(4, np.int64)])
     one_sided(w)
     collectives(w, "world")
+    dlpack(w)
     half = w.split(w.rank % 2, key=-w.rank)  # reversed order inside each half
     members = [r for r in range(w.size) if r % 2 == w.rank % 2][::-1]
     check(half.size == len(members) and half.rank == members.index(w.rank), f"split: {half}")
