@@ -23,6 +23,15 @@
 duet_status_t duet_rma_bounds_(duet_comm_t c, const void *addr, size_t bytes, size_t off, const char *fn,
                                const char *what);
 
+/* The rare paths, out of line (duet_rma_bounds.c), so that the checks inlined into every
+ * call keep few registers: DUET_ERR_INVALID_ARG for a range outside the symmetric heap, a pe
+ * out of range, a NULL local buffer; c's own check for a handle duet_comm_enter refused. */
+__attribute__((cold)) duet_status_t duet_rma_outside_(duet_comm_t c, const void *addr, size_t bytes, const char *fn,
+                                                      const char *what);
+__attribute__((cold)) duet_status_t duet_rma_pe_range_(duet_comm_t c, int pe, const char *fn);
+__attribute__((cold)) duet_status_t duet_rma_null_(const char *fn, const char *what);
+__attribute__((cold)) duet_status_t duet_rma_bad_comm_(duet_comm_t c, const char *fn);
+
 /* Offset of [addr, addr+bytes) in the symmetric user heap, or an error. */
 static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, size_t bytes,
                                             const char *fn, const char *what, size_t *off)
@@ -31,10 +40,7 @@ static inline duet_status_t duet_rma_offset(duet_comm_t c, const void *addr, siz
     uintptr_t lo = (uintptr_t)h->local_base + DUET_HEAP_USER_OFFSET;
     uintptr_t hi = (uintptr_t)h->local_base + h->user_end;
     uintptr_t a = (uintptr_t)addr;
-    if (DUET_UNLIKELY(a < lo || a >= hi || bytes > hi - a))
-        return duet_error_set(DUET_ERR_INVALID_ARG,
-                              "%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p)", fn,
-                              what, addr, bytes, (void *)lo, (void *)hi);
+    if (DUET_UNLIKELY(a < lo || a >= hi || bytes > hi - a)) return duet_rma_outside_(c, addr, bytes, fn, what);
     *off = a - (uintptr_t)h->local_base;
     return DUET_UNLIKELY(c->check_bounds) ? duet_rma_bounds_(c, addr, bytes, *off, fn, what) : DUET_OK;
 }
@@ -74,8 +80,7 @@ duet_status_t duet_rma_pe_dead_(duet_comm_t c, int pe, const char *fn);
 /* The checks of a target pe: in range, and not known dead. */
 DUET_INLINE duet_status_t duet_rma_pe(duet_comm_t c, int pe, const char *fn)
 {
-    if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: PE %d is out of range [0, %d)", fn, pe, c->size);
+    if (DUET_UNLIKELY((unsigned)pe >= (unsigned)c->size)) return duet_rma_pe_range_(c, pe, fn);
     if (DUET_UNLIKELY(atomic_load_explicit(&c->heap->deaths, memory_order_relaxed) != 0) && c->dead_pe &&
         atomic_load_explicit(&c->dead_pe[c->heap_pe[pe]], memory_order_relaxed))
         return duet_rma_pe_dead_(c, pe, fn);
@@ -110,7 +115,7 @@ DUET_INLINE duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_
         duet_inflight_rec_t *rec_ = NULL;                                                           \
         int in_ = duet_comm_enter_rec((c), (fn), &rec_);                                            \
         if (in_ < 0) return (duet_status_t)in_;                                                     \
-        if (!in_) return duet_comm_check((c), (fn));                                                \
+        if (!in_) return duet_rma_bad_comm_((c), (fn));                                             \
         duet_status_t st_ = (call);                                                                 \
         duet_inflight_leave_rec(rec_);                                                              \
         return st_;                                                                                 \
@@ -118,8 +123,7 @@ DUET_INLINE duet_status_t duet_rma_target(duet_comm_t c, const void *addr, size_
 
 static inline duet_status_t duet_rma_local(const void *buf, size_t bytes, const char *fn, const char *what)
 {
-    if (DUET_UNLIKELY(!buf && bytes))
-        return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %s is NULL", fn, what);
+    if (DUET_UNLIKELY(!buf && bytes)) return duet_rma_null_(fn, what);
     return DUET_OK;
 }
 

@@ -8,12 +8,17 @@
 #include <string.h>
 #include "tport/duet_tport.h"
 
+/* The error of an injected fault (out of line: the hot paths keep few registers). */
+__attribute__((cold, noinline)) static duet_status_t fault_status(const duet_tport_ep_t *ep, int f)
+{
+    return DUET_FAIL((duet_status_t)f, RMA, "shm link to rank %d is broken (injected fault: %s)", ep->pe,
+                     duet_status_str((duet_status_t)f));
+}
+
 static inline duet_status_t check_fault(duet_tport_ep_t *ep)
 {
     int f = atomic_load_explicit(&ep->fault, memory_order_relaxed);
-    if (DUET_LIKELY(f == 0)) return DUET_OK;
-    return DUET_FAIL((duet_status_t)f, RMA, "shm link to rank %d is broken (injected fault: %s)",
-                     ep->pe, duet_status_str((duet_status_t)f));
+    return DUET_LIKELY(f == 0) ? DUET_OK : fault_status(ep, f);
 }
 
 static duet_status_t shm_put(duet_tport_ep_t *ep, size_t off, const void *src, size_t n)

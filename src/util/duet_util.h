@@ -417,7 +417,7 @@ static inline void duet_cpu_relax(void)
 /* ---------------------------------------------------------------- copies (duet_util_copy.c)
  * memcpy, with streaming stores for copies larger than the cache. The copy is complete
  * and ordered before later stores when it returns. */
-void duet_copy_large_(void *dst, const void *src, size_t n);
+DUET_HIDDEN void duet_copy_large_(void *dst, const void *src, size_t n);
 #define DUET_COPY_STREAM_MIN (8u << 20) /* duet_copy streams from this size on */
 /* A copy with streaming stores whatever its size (memcpy where there are none): for the
  * pieces of a transfer that as a whole is larger than the cache. */
