@@ -5,16 +5,22 @@
 # and the tuner's own run ("auto", learning on unless DUET_TUNE_LEARN=0 is set).
 #
 #   bench/validate_scale.sh [--build DIR] [--out DIR] [--rounds R] [--max BYTES] N...
+#   scripts/with-mps.sh bench/validate_scale.sh --device [--buffers heap,host] [--rounds 3] N...
 #
 # Give only rank counts the machine holds without oversubscription (one core per rank).
 # Writes OUT/N/{tune.txt,calibrate.txt,validate.txt,validate.csv} and prints, per N, the
 # validation's summary lines and from the CSV: cells whose auto run is within 5 % and 10 % of
 # the fastest forced algorithm's, and the worst auto / fastest.
+# --device: the GPU model instead (duet-perf --calibrate --device into the tune file's "-gpu"
+# twin, then --validate --device once per kind of buffers, validate-heap.* / validate-host.*:
+# GPU heap and cudaMalloc); ranks share the GPUs (run it under scripts/with-mps.sh).
 set -euo pipefail
 
-BUILD=build OUT=bench-validate ROUNDS=5 MAX=64M NS=()
+BUILD=build OUT=bench-validate ROUNDS=5 MAX=64M NS=() DEVICE=0 BUFFERS=heap,host
 while [ $# -gt 0 ]; do
     case $1 in
+        --device) DEVICE=1; shift ;;
+        --buffers) BUFFERS="${2:?}"; shift 2 ;;
         --build) BUILD="${2:?}"; shift 2 ;;
         --out) OUT="${2:?}"; shift 2 ;;
         --rounds) ROUNDS="${2:?}"; shift 2 ;;
@@ -49,12 +55,25 @@ auto_vs_fastest() {
 }
 
 for n in "${NS[@]}"; do
-    [ "$n" -le "$cores" ] || echo "validate_scale.sh: $n ranks on $cores cores: oversubscribed" >&2
+    [ "$DEVICE" = 1 ] || [ "$n" -le "$cores" ] || echo "validate_scale.sh: $n ranks on $cores cores: oversubscribed" >&2
     dir="$OUT/$n"
     mkdir -p "$dir"
-    rm -f "$dir/tune.txt"
+    rm -f "$dir/tune.txt" "$dir/tune.txt-gpu"
     export DUET_TUNE_FILE="$dir/tune.txt"
     start=$(date +%s)
+    if [ "$DEVICE" = 1 ]; then
+        "$run" -n "$n" "$perf" --calibrate --device --rounds "$ROUNDS" >"$dir/calibrate.txt"
+        echo "== $n ranks, GPU model ($(date -u +%H:%M) UTC)"
+        grep -E "^  [a-z_]+ |fit error" "$dir/calibrate.txt" | sed 's/^/  calibrate: /'
+        for b in ${BUFFERS//,/ }; do
+            "$run" -n "$n" "$perf" --validate --device --buffers "$b" --rounds "$ROUNDS" -e "$MAX" \
+                --csv "$dir/validate-$b.csv" >"$dir/validate-$b.txt"
+            echo "  -- buffers $b ($(($(date +%s) - start)) s)"
+            grep "^# summary" "$dir/validate-$b.txt"
+            auto_vs_fastest "$dir/validate-$b.csv"
+        done
+        continue
+    fi
     "$run" -n "$n" "$perf" --calibrate >"$dir/calibrate.txt"
     "$run" -n "$n" "$perf" --validate --rounds "$ROUNDS" -e "$MAX" --csv "$dir/validate.csv" >"$dir/validate.txt"
     echo "== $n ranks ($(($(date +%s) - start)) s, $(date -u +%H:%M) UTC, load $(cut -d' ' -f1 /proc/loadavg))"
