@@ -14,7 +14,9 @@
  * (every size counts the same: the relative error is what is minimised), solved with the
  * terms kept >= 0. The knee is not linear: each candidate (none, 128 KiB .. 512 MiB by 2) is
  * fitted and the best kept. Then the derivatives are taken again at the new terms (the
- * critical paths may have changed) and the fit repeated, a few times.
+ * critical paths may have changed) and the fit repeated, a few times. All this from three
+ * starts (beta as given, halved and doubled), and of every iterate the one whose real
+ * predictions have the smallest median error is the result.
  *
  * The spread of each term: the fit is repeated on each round of measurements alone (at the
  * final derivatives and knee), and (max - min) / median of each term over the rounds is

@@ -471,6 +471,14 @@ static const duet_coll_algo_t *table_algo(const duet_coll_algo_t *_Atomic *cache
     return a;
 }
 
+duet_coll_args_t duet_cuda_coll_shape(duet_coll_kind_t kind, int rank, int nranks, int root, size_t count, size_t elem,
+                                      size_t larger, int in_place, int *nchan)
+{
+    int ch = duet_cuda_exec_channels_for(nranks, larger);
+    if (nchan) *nchan = ch;
+    return (duet_coll_args_t){kind, rank, nranks, root, count, elem, duet_cuda_exec_chunk(ch), in_place, 1, NULL, 0, 0};
+}
+
 /* d: from direct_of (d->nblocks 0: the direct kernel is out). */
 static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, const direct_t *d, duet_sched_t *sched,
                                gpu_plan_t *g)
@@ -481,9 +489,14 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     size_t es = duet_datatype_size(g->cdt), larger = k->send_count > k->recv_count ? k->send_count : k->recv_count;
     /* send / recv: the same channels at every size, so a pair agrees in and out of groups */
     int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
-    g->nchan = p2p ? duet_cuda_coll_p2p_channels(c) : duet_cuda_exec_channels(c, larger * es);
-    g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
-                              g->wide ? 0 : k->in_place, 1, NULL, 0, 0};
+    if (p2p) {
+        g->nchan = duet_cuda_coll_p2p_channels(c);
+        g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
+                                  k->in_place, 1, NULL, 0, 0};
+    } else {
+        g->a = duet_cuda_coll_shape(k->kind, c->rank, c->size, k->root, k->count, es, larger * es,
+                                    g->wide ? 0 : k->in_place, &g->nchan);
+    }
     duet_sched_init(sched, c->rank, c->size, es);
     g->plan = sched;
     g->algo = NULL;

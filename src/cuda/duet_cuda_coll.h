@@ -52,6 +52,13 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *model);
  * c prepares its GPU collectives (collective), and so may this. */
 duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t *call, char *algo, size_t len,
                                      double *staged, double *direct);
+/* The shape the GPU model costs an executor call by (as the GPU path makes it for a call on
+ * nranks ranks; rank and root as given): count elements of elem bytes (the compute type's),
+ * `larger` the bytes of the call's larger buffer (it sets the channels, *nchan when not NULL,
+ * and the chunk), in place or not. For fitting the model to measured calls without a
+ * communicator (bench/gpu_model_refit.c). */
+duet_coll_args_t duet_cuda_coll_shape(duet_coll_kind_t kind, int rank, int nranks, int root, size_t count, size_t elem,
+                                      size_t larger, int in_place, int *nchan);
 /* What `call` would run on c and what the tuner's GPU model costs (for duet-perf --validate
  * --device; nothing is queued and no peer asked, but the first GPU call on c prepares its GPU
  * collectives, collective, and so may this): `path` (len bytes) names it as the TUNE log does

@@ -105,6 +105,8 @@ typedef struct {
 /* Channels (and so the chunk) of a call whose larger buffer has `bytes`: the same on every
  * rank, from the call's shape alone. */
 int duet_cuda_exec_channels(duet_comm_t c, size_t bytes);
+/* The same for a communicator of nranks ranks (without one: duet_cuda_coll_shape). */
+int duet_cuda_exec_channels_for(int nranks, size_t bytes);
 /* Queues the call on `cs` (after duet_cuda_coll_begin). */
 duet_status_t duet_cuda_exec_run(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_cuda_exec_call_t *x,
                                  cudaStream_t cs, const char *fn);

@@ -32,12 +32,14 @@ static int max_channels(int n)
     return mc < 1 ? 1 : mc > DUET_CUDA_EXEC_MAX_CHAN ? DUET_CUDA_EXEC_MAX_CHAN : (int)mc;
 }
 
-int duet_cuda_exec_channels(duet_comm_t c, size_t bytes)
+int duet_cuda_exec_channels_for(int nranks, size_t bytes)
 {
     size_t want = (bytes + CHANNEL_BYTES - 1) / CHANNEL_BYTES;
-    int mc = max_channels(c->size);
+    int mc = max_channels(nranks);
     return want < 1 ? 1 : want > (size_t)mc ? mc : (int)want;
 }
+
+int duet_cuda_exec_channels(duet_comm_t c, size_t bytes) { return duet_cuda_exec_channels_for(c->size, bytes); }
 
 void duet_cuda_exec_release(duet_cuda_coll_state_t *s)
 {
