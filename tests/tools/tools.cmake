@@ -37,6 +37,13 @@ if(NOT DUET_SANITIZE)
   set_tests_properties(tools.doc_blocks PROPERTIES LABELS mp TIMEOUT 300)
 endif()
 
+# the GPU model against an H200's recorded measurements (bench/gpu_model_refit: no GPU needed)
+if(TARGET gpu_model_refit)
+  add_test(NAME tools.gpu_model_refit
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/gpu_model_refit.sh $<TARGET_FILE:gpu_model_refit> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(tools.gpu_model_refit PROPERTIES LABELS unit TIMEOUT 60)
+endif()
+
 # make install: into a temporary prefix, moved, then a project outside the tree built against
 # it three ways (find_package, pkg-config, duetcc) and run under the installed duetrun
 add_test(NAME tools.install
