@@ -68,8 +68,11 @@
  * 2 and 4 ranks under MPS (docs/PERF.md, "The GPU model"): the one-shot kernel beats the
  * direct two-shot kernel up to 512 KiB at both (9.96 against 12.4 us at 2 ranks, 18.3 against
  * 23.5 at 4), the direct kernel wins from 2 MiB; the one-shot kernel reads every rank's copy,
- * so its share shrinks as n grows (not measured beyond 4 ranks). The other collectives take
- * their direct kernel at any size: their only other path is the executor. */
+ * so its share shrinks as n grows. At 8 ranks (cudaMalloc buffers only: against the two-shot
+ * kernel and the executor) it still leads at 512 KiB, 25.7 us against 33.0 and 217 (rd);
+ * against the direct kernel there, and between 512 KiB and 1 MiB, it is not measured. The
+ * other collectives take their direct kernel at any size: their only other path is the
+ * executor. */
 static size_t oneshot_max_bytes(int n)
 {
     size_t by_n = ((size_t)4 << 20) / (size_t)(n > 1 ? n : 1);
