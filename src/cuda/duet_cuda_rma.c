@@ -152,8 +152,8 @@ static duet_status_t ep_target(duet_tport_ep_t *ep, size_t off, const char *what
 
 static duet_status_t put_(duet_tport_ep_t *ep, size_t off, const void *src, size_t n, int nbi)
 {
-    rma_dev_t *s;
-    char *dst;
+    rma_dev_t *s = NULL;
+    char *dst = NULL;
     duet_status_t st = ep_target(ep, off, "a put", &s, &dst);
     return st ? st : finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, "a put");
 }
@@ -170,8 +170,8 @@ static duet_status_t gpu_put_nbi(duet_tport_ep_t *ep, size_t off, const void *sr
  * the call returns at once and completes at quiet. */
 static duet_status_t gpu_put_value(duet_tport_ep_t *ep, size_t off, const void *value, size_t n)
 {
-    rma_dev_t *s;
-    char *dst;
+    rma_dev_t *s = NULL;
+    char *dst = NULL;
     duet_status_t st = ep_target(ep, off, "a p", &s, &dst);
     if (st) return st;
     const duet_cu_t *cu = (n == 4 || n == 8) && ((uintptr_t)dst & (n - 1)) == 0 ? duet_cu() : NULL;
@@ -189,8 +189,8 @@ static duet_status_t gpu_put_value(duet_tport_ep_t *ep, size_t off, const void *
 
 static duet_status_t get_(duet_tport_ep_t *ep, void *dst, size_t off, size_t n, int nbi)
 {
-    rma_dev_t *s;
-    char *src;
+    rma_dev_t *s = NULL;
+    char *src = NULL;
     duet_status_t st = ep_target(ep, off, "a get", &s, &src);
     return st ? st : finish(s, cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s->stream), nbi, "a get");
 }
@@ -208,7 +208,7 @@ static duet_status_t strided_(duet_tport_ep_t *ep, int is_put, void *local, size
     if (dst_stride < 1 || src_stride < 1)
         return DUET_FAIL(DUET_ERR_UNSUPPORTED, RMA, "%s: strides %td and %td on GPU memory: only strides >= 1",
                          what, dst_stride, src_stride);
-    rma_dev_t *s;
+    rma_dev_t *s = NULL;
     char *remote;
     duet_status_t st = ep_target(ep, off, what, &s, &remote);
     if (st) return st;
@@ -231,8 +231,8 @@ static duet_status_t gpu_iget(duet_tport_ep_t *ep, void *dst, size_t off, ptrdif
 static duet_status_t gpu_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width, uint64_t operand,
                              uint64_t cond, uint64_t *fetched)
 {
-    rma_dev_t *s;
-    char *dst;
+    rma_dev_t *s = NULL;
+    char *dst = NULL;
     duet_status_t st = ep_target(ep, off, "an atomic", &s, &dst);
     if (st) return st;
     if (!fetched)
@@ -364,8 +364,8 @@ static duet_status_t launched(cudaError_t err, const char *fn)
 static duet_status_t duet_put_on_stream_(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
 {
     static const char fn[] = "duet_put_on_stream";
-    rma_dev_t *s;
-    char *peer;
+    rma_dev_t *s = NULL;
+    char *peer = NULL;
     duet_status_t st = stream_target(c, dst, bytes, pe, fn, "the destination", &s, &peer);
     if (st || !bytes) return st;
     if (!src) return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the source is NULL", fn);
@@ -379,8 +379,8 @@ duet_status_t duet_put_on_stream(duet_comm_t c, void *dst, const void *src, size
 static duet_status_t duet_get_on_stream_(duet_comm_t c, void *dst, const void *src, size_t bytes, int pe, void *stream)
 {
     static const char fn[] = "duet_get_on_stream";
-    rma_dev_t *s;
-    char *peer;
+    rma_dev_t *s = NULL;
+    char *peer = NULL;
     duet_status_t st = stream_target(c, src, bytes, pe, fn, "the source", &s, &peer);
     if (st || !bytes) return st;
     if (!dst) return duet_error_set(DUET_ERR_INVALID_ARG, "%s: the destination is NULL", fn);
@@ -395,8 +395,8 @@ static duet_status_t duet_signal_op_on_stream_(duet_comm_t c, uint64_t *sig, uin
                                        void *stream)
 {
     static const char fn[] = "duet_signal_op_on_stream";
-    rma_dev_t *s;
-    char *peer;
+    rma_dev_t *s = NULL;
+    char *peer = NULL;
     duet_status_t st = stream_sig(c, sig, pe, fn, &s, &peer);
     if (st) return st;
     if (sig_op != DUET_SIGNAL_SET && sig_op != DUET_SIGNAL_ADD)
@@ -415,8 +415,8 @@ static duet_status_t duet_signal_wait_until_on_stream_(duet_comm_t c, uint64_t *
                                                        void *stream)
 {
     static const char fn[] = "duet_signal_wait_until_on_stream";
-    rma_dev_t *s;
-    char *peer;
+    rma_dev_t *s = NULL;
+    char *peer = NULL;
     duet_device_comm_t h;
     duet_status_t st = duet_comm_check(c, fn); /* before c->rank */
     if (!st) st = stream_sig(c, sig, c->rank, fn, &s, &peer);
@@ -435,7 +435,7 @@ duet_status_t duet_signal_wait_until_on_stream(duet_comm_t c, uint64_t *sig, int
 static duet_status_t duet_barrier_on_stream_(duet_comm_t c, void *stream)
 {
     static const char fn[] = "duet_barrier_on_stream";
-    rma_dev_t *s;
+    rma_dev_t *s = NULL;
     duet_device_comm_t h;
     duet_status_t st = stream_check(c, fn, &s);
     if (!st) st = duet_device_comm_get(c, &h);
@@ -450,7 +450,7 @@ duet_status_t duet_barrier_on_stream(duet_comm_t c, void *stream)
 static duet_status_t duet_quiet_on_stream_(duet_comm_t c, void *stream)
 {
     static const char fn[] = "duet_quiet_on_stream";
-    rma_dev_t *s;
+    rma_dev_t *s = NULL;
     duet_status_t st = stream_check(c, fn, &s);
     if (st) return st;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -477,7 +477,7 @@ static duet_status_t duet_launch_collective_(duet_comm_t c, const void *func, du
                                      void **args, size_t shmem, void *stream)
 {
     static const char fn[] = "duet_launch_collective";
-    rma_dev_t *s;
+    rma_dev_t *s = NULL;
     duet_status_t st = stream_check(c, fn, &s);
     if (st) return st;
     if (!func) return duet_error_set(DUET_ERR_INVALID_ARG, "%s: func is NULL", fn);

@@ -88,8 +88,8 @@ static duet_status_t strided_(duet_comm_t c, int is_put, void *dest, const void 
 {
     duet_status_t st = duet_comm_check(c, fn);
     if (DUET_UNLIKELY(st) || nelems == 0 || es == 0) return st;
-    const void *rlo, *llo;
-    size_t rbytes, lbytes, off = 0;
+    const void *rlo = NULL, *llo = NULL; /* (set below; -O3 cannot tell) */
+    size_t rbytes = 0, lbytes = 0, off = 0;
     duet_tport_ep_t *ep = NULL;
     const void *remote = is_put ? dest : src, *local = is_put ? src : dest;
     ptrdiff_t rstride = is_put ? dst_stride : src_stride, lstride = is_put ? src_stride : dst_stride;

@@ -71,7 +71,7 @@ static duet_status_t duet_signal_fetch_(duet_comm_t c, const uint64_t *sig, uint
 {
     static const char fn[] = "duet_signal_fetch";
     duet_tport_ep_t *ep = NULL;
-    size_t off;
+    size_t off = 0;
     duet_status_t st = duet_comm_check(c, fn);
     if (!st) st = check_sig(c, sig, c->heap->my_pe, fn, &ep, &off);
     if (!st && !value) st = duet_rma_local(value, 1, fn, "the value pointer");
@@ -110,7 +110,7 @@ static duet_status_t duet_signal_wait_until_(duet_comm_t c, uint64_t *sig, int c
 {
     static const char fn[] = "duet_signal_wait_until";
     duet_tport_ep_t *ep = NULL;
-    size_t off;
+    size_t off = 0;
     duet_status_t st = duet_comm_check(c, fn);
     if (!st) st = check_sig(c, sig, c->heap->my_pe, fn, &ep, &off);
     if (!st && (cmp < DUET_CMP_EQ || cmp > DUET_CMP_LE))
