@@ -24,6 +24,7 @@
 #include "coll/duet_coll_sim.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_coll_kern.h"
+#include "cuda/duet_cuda_exec_kern.h"
 
 typedef struct {
     int kind;
@@ -119,7 +120,7 @@ static int run(const row_t *rows, int nr, int n, int stream, int held)
         if (s[ns].algo) ns++;
     }
     /* the GPU model's start (a ping-pong's pair on the H200), alpha free as --calibrate --device */
-    duet_coll_model_t m = {.alpha_us = 17, .beta_gbps = 110, .stream = stream};
+    duet_coll_model_t m = {.alpha_us = 17, .beta_gbps = 110, .stream = stream, .slots = DUET_CUDA_EXEC_SLOTS};
     duet_fit_report_t rep;
     if (duet_coll_fit_fixed(s, ns, 0, 0, &m, &rep) != DUET_OK) {
         fprintf(stderr, "gpu_model_refit: the fit failed: %s\n", duet_last_error());

@@ -110,7 +110,7 @@ static duet_status_t simulated_cost(const duet_coll_algo_t *al, const duet_coll_
     /* a message costs alpha, and its bytes are copied in and out: half of beta each */
     double half_beta = duet_coll_copy_us_per_byte(m, a);
     duet_sim_model_t sm = {.alpha_us = m->alpha_us, .beta_us_per_byte = half_beta, .gamma_us_per_byte = half_beta,
-                           .slots = duet_coll_predict_slots(), .step_us = m->step_us,
+                           .slots = m->slots > 0 ? m->slots : duet_coll_predict_slots(), .step_us = m->step_us,
                            .copy_us_per_byte = duet_coll_single_us_per_byte(m, a),
                            .reduce_us_per_byte = m->reduce_gbps > 0 ? 1 / (m->reduce_gbps * 1e3) : 0,
                            .calls = m->stream ? STREAM_CALLS : 1};

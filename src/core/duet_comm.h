@@ -40,6 +40,8 @@ typedef struct {
      * costed as what it adds to a run of calls of its shape (src/coll/duet_coll_predict.h);
      * 0: as a call alone, from every rank's start to the last rank's end */
     int stream;
+    int slots; /* messages in flight per link the executor allows (0: the host channels',
+                * DUET_COLL_SLOTS): with calls back to back they bound how far calls overlap */
 } duet_coll_model_t;
 
 struct duet_comm {

@@ -16,6 +16,7 @@
 #include "coll/duet_coll_tune.h"
 #include "cuda/duet_cuda_coll.h"
 #include "cuda/duet_cuda_driver.h"
+#include "cuda/duet_cuda_exec_kern.h"
 
 #define DEFAULT_ALPHA_US 3.0    /* a launch and a handshake */
 #define DEFAULT_BETA_GBPS 400.0 /* bytes per ns */
@@ -68,14 +69,16 @@ duet_status_t duet_cuda_coll_model(duet_comm_t c, duet_coll_model_t *out)
     }
     /* the executor's calls run one kernel after another: costed as one of a stream
      * (duet_coll_predict.h; the tune file's terms fitted so, stream=1) */
-    duet_coll_model_t m = {.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1};
+    duet_coll_model_t m = {.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1,
+                           .slots = DUET_CUDA_EXEC_SLOTS};
     int32_t measure_it = 0;
     char path[512];
     duet_coll_layout_t lay;
     duet_status_t lst = duet_coll_layout_get(c, &lay);
     if (lst) return lst;
     if (c->rank == 0 && duet_coll_tune_file_read("gpu", &lay, &m, path, sizeof path) != 0) {
-        m = (duet_coll_model_t){.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1};
+        m = (duet_coll_model_t){.alpha_us = DEFAULT_ALPHA_US, .beta_gbps = DEFAULT_BETA_GBPS, .stream = 1,
+                                .slots = DUET_CUDA_EXEC_SLOTS};
         measure_it = c->size >= 2;
     }
     duet_status_t st = duet_boot_bcast(&c->boot, &measure_it, sizeof measure_it);

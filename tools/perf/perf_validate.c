@@ -407,7 +407,8 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
         /* the GPU model's measured pair (its first GPU collective measures it, or the tune
          * file has it), the fitted terms of an earlier calibration dropped: the fit's start */
         PERF_CHECK(duet_cuda_coll_model(p->comm, &pair));
-        pair = (duet_coll_model_t){.alpha_us = pair.alpha_us, .beta_gbps = pair.beta_gbps, .stream = pair.stream};
+        pair = (duet_coll_model_t){.alpha_us = pair.alpha_us, .beta_gbps = pair.beta_gbps, .stream = pair.stream,
+                                  .slots = pair.slots};
     } else
 #endif
     PERF_CHECK(duet_coll_calibrate(p->comm, &pair)); /* alpha and beta: the fit's start */
