@@ -10,8 +10,8 @@
  *   - team barrier and one-sided calls through a team (pe numbers are team ranks; the
  *     symmetric addresses of the world heap are valid in the team; duet_ptr agrees);
  *   - a split of a split; a team destroyed before the teams split from it (they stay usable,
- *     split again, translate; the rest destroyed in any order); a root communicator with a
- *     live team -> error;
+ *     split again, translate; the rest destroyed in any order; a parent and its child
+ *     destroyed at once by two threads, 20 times); a root communicator with a live team -> error;
  *   - duet_comm_split_strided: start/stride/size variants (stride 2, negative, size 1,
  *     stride 0 with size 1) and invalid arguments -> DUET_ERR_INVALID_ARG on every rank;
  *   - 100 split/destroy cycles (team sync slots are recycled); all 63 team slots held at
@@ -23,6 +23,7 @@
 #include "duet_test.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,34 @@ static void test_parent_first(void)
     CHECK_OK(duet_barrier(W));
 }
 
+/* A parent and its child destroyed at once by two threads (each pairs with the same thread on
+ * the other ranks): whichever goes first, both go, and the world is left with no child. */
+static void *destroy_in_thread(void *c)
+{
+    return (void *)(intptr_t)duet_comm_destroy((duet_comm_t)c);
+}
+
+static void test_parent_child_threads(void)
+{
+    for (int round = 0; round < 20; round++) {
+        duet_comm_t parent, child;
+        CHECK_OK(duet_comm_split(W, 0, me, &parent));
+        CHECK_OK(duet_comm_split(parent, 0, me, &child));
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, destroy_in_thread, child) == 0, "pthread_create");
+        duet_status_t mine = duet_comm_destroy(parent);
+        void *theirs = NULL;
+        pthread_join(th, &theirs);
+        CHECK(mine == DUET_OK && (duet_status_t)(intptr_t)theirs == DUET_OK,
+              "round %d: parent destroy %s, child destroy (other thread) %s", round, duet_status_str(mine),
+              duet_status_str((duet_status_t)(intptr_t)theirs));
+    }
+    duet_comm_t probe; /* nothing of them is left counted as the world's child */
+    CHECK_OK(duet_comm_split(W, 0, 0, &probe));
+    CHECK_OK(duet_comm_destroy(probe));
+    CHECK_OK(duet_barrier(W));
+}
+
 static void strided_case(int start, int stride, int size)
 {
     char what[96];
@@ -351,6 +380,7 @@ int main(void)
     test_split();
     test_split_of_split();
     test_parent_first();
+    test_parent_child_threads();
     test_strided();
     test_recycle();
     test_independent();
