@@ -23,7 +23,6 @@
 #include "coll/duet_coll_fit.h"
 #include "coll/duet_coll_sim.h"
 #include "cuda/duet_cuda_coll.h"
-#include "cuda/duet_cuda_coll_kern.h"
 #include "cuda/duet_cuda_exec_kern.h"
 
 typedef struct {
@@ -48,13 +47,6 @@ static duet_coll_args_t shape_of(int kind, size_t bytes, int n)
 {
     size_t total = bytes / 4, count = kind >= DUET_COLL_ALLGATHER ? total / (size_t)n : total;
     return duet_cuda_coll_shape((duet_coll_kind_t)kind, 0, n, 0, count, 4, bytes, 0, NULL);
-}
-
-static int kernel_row(int kind, const char *algo, size_t bytes, int heap)
-{
-    if (kind != DUET_COLL_ALLREDUCE) return 0;
-    int shot = strcmp(algo, "oneshot") == 0 ? 1 : strcmp(algo, "twoshot") == 0 ? 2 : 0;
-    return shot && (bytes <= DUET_CUDA_COLL_MAX_BYTES || (shot == 2 && heap));
 }
 
 /* The size's place in 8 B, 32 B, 128 B, ... */
@@ -93,7 +85,7 @@ static int read_rows(const char *path, int heap, int n, row_t **out)
         int got = csv ? sscanf(line, "%31[^,],%zu,%15[^,],%31[^,],%lf", op, &r.bytes, algo, pred, &r.us)
                       : sscanf(line, "%31s %zu %15s %31s %lf", op, &r.bytes, algo, pred, &r.us);
         if (got != 5 || (r.kind = kind_of(op)) < 0 || strcmp(algo, "auto") == 0 || !(r.us > 0)) continue;
-        if (kernel_row(r.kind, algo, r.bytes, heap) || (r.kind >= DUET_COLL_ALLGATHER && r.bytes / 4 / (size_t)n == 0))
+        if (duet_cuda_coll_forced_kernel((duet_coll_kind_t)r.kind, algo, r.bytes, heap) || (r.kind >= DUET_COLL_ALLGATHER && r.bytes / 4 / (size_t)n == 0))
             continue;
         snprintf(r.algo, sizeof r.algo, "%s", algo);
         if (nr == cap) {

@@ -434,11 +434,12 @@ duet_status_t duet_finalize(void)
 {
     pthread_mutex_lock(&world_lock);
     duet_status_t st = DUET_OK;
+    int kids;
     if (world_refs == 0) {
         st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_finalize: duet_init() was not called");
-    } else if (world_refs == 1 && family_children(world)) {
-        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT,
-                       "duet_finalize: %d team(s) split from the world are still alive", family_children(world));
+    } else if (world_refs == 1 && (kids = family_children(world)) > 0) {
+        st = DUET_FAIL(DUET_ERR_INVALID_ARG, INIT, "duet_finalize: %d team(s) split from the world are still alive",
+                       kids);
     } else if (world_refs > 1) {
         world_refs--;
     } else {

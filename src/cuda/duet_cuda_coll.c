@@ -474,12 +474,28 @@ static const duet_coll_algo_t *table_algo(const duet_coll_algo_t *_Atomic *cache
     return a;
 }
 
+/* The executor's shape of a call on nchan channels (its chunk: what a message of them holds). */
+static duet_coll_args_t exec_args(duet_coll_kind_t kind, int rank, int nranks, int root, size_t count, size_t elem,
+                                  int nchan, int in_place)
+{
+    return (duet_coll_args_t){kind, rank, nranks, root, count, elem, duet_cuda_exec_chunk(nchan), in_place, 1, NULL, 0, 0};
+}
+
 duet_coll_args_t duet_cuda_coll_shape(duet_coll_kind_t kind, int rank, int nranks, int root, size_t count, size_t elem,
                                       size_t larger, int in_place, int *nchan)
 {
     int ch = duet_cuda_exec_channels_for(nranks, larger);
     if (nchan) *nchan = ch;
-    return (duet_coll_args_t){kind, rank, nranks, root, count, elem, duet_cuda_exec_chunk(ch), in_place, 1, NULL, 0, 0};
+    return exec_args(kind, rank, nranks, root, count, elem, ch, in_place);
+}
+
+int duet_cuda_coll_forced_kernel(duet_coll_kind_t kind, const char *name, size_t bytes, int heap_buffers)
+{
+    if (kind != DUET_COLL_ALLREDUCE || !name) return 0;
+    int shot = strcmp(name, "oneshot") == 0 ? 1 : strcmp(name, "twoshot") == 0 ? 2 : 0;
+    /* plan_call: a forced oneshot / twoshot up to the kernels' size runs their kernel; direct_choose:
+     * a forced twoshot on heap buffers above the one-shot size runs the direct kernel */
+    return shot && (bytes <= DUET_CUDA_COLL_MAX_BYTES || (shot == 2 && heap_buffers));
 }
 
 /* d: from direct_of (d->nblocks 0: the direct kernel is out). */
@@ -494,8 +510,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     int p2p = k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV;
     if (p2p) {
         g->nchan = duet_cuda_coll_p2p_channels(c);
-        g->a = (duet_coll_args_t){k->kind, c->rank, c->size, k->root, k->count, es, duet_cuda_exec_chunk(g->nchan),
-                                  k->in_place, 1, NULL, 0, 0};
+        g->a = exec_args(k->kind, c->rank, c->size, k->root, k->count, es, g->nchan, k->in_place);
     } else {
         g->a = duet_cuda_coll_shape(k->kind, c->rank, c->size, k->root, k->count, es, larger * es,
                                     g->wide ? 0 : k->in_place, &g->nchan);

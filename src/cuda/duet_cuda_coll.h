@@ -59,6 +59,11 @@ duet_status_t duet_cuda_coll_traffic(duet_comm_t c, const duet_cuda_coll_call_t 
  * communicator (bench/gpu_model_refit.c). */
 duet_coll_args_t duet_cuda_coll_shape(duet_coll_kind_t kind, int rank, int nranks, int root, size_t count, size_t elem,
                                       size_t larger, int in_place, int *nchan);
+/* 1 when forcing algorithm `name` (DUET_ALGO, duet_coll_tune_force) on a call of `kind` and
+ * `bytes` runs a kernel of its own, which the GPU model does not cost, rather than a schedule
+ * in the executor: an allreduce's oneshot and twoshot up to DUET_CUDA_COLL_MAX_BYTES, and its
+ * twoshot at any size when the buffers are in the GPU heap (the direct kernel). */
+int duet_cuda_coll_forced_kernel(duet_coll_kind_t kind, const char *name, size_t bytes, int heap_buffers);
 /* What `call` would run on c and what the tuner's GPU model costs (for duet-perf --validate
  * --device; nothing is queued and no peer asked, but the first GPU call on c prepares its GPU
  * collectives, collective, and so may this): `path` (len bytes) names it as the TUNE log does

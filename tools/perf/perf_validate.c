@@ -55,7 +55,6 @@
 #include "coll/duet_coll_sim.h"
 #ifdef DUET_HAVE_CUDA
 #include "cuda/duet_cuda_coll.h"
-#include "cuda/duet_cuda_coll_kern.h"
 #endif
 
 #define MAX_ROUNDS 101
@@ -82,9 +81,8 @@ typedef struct {
 static int kernel_algo(const perf_t *p, const char *name, size_t bytes)
 {
 #ifdef DUET_HAVE_CUDA
-    if (!p->device || !p->mode || !name || perf_device_coll_kind(p->mode) != DUET_COLL_ALLREDUCE) return 0;
-    int shot = strcmp(name, "oneshot") == 0 ? 1 : strcmp(name, "twoshot") == 0 ? 2 : 0;
-    return shot && (bytes <= DUET_CUDA_COLL_MAX_BYTES || (shot == 2 && !p->host_buffers));
+    return p->device && p->mode &&
+           duet_cuda_coll_forced_kernel((duet_coll_kind_t)perf_device_coll_kind(p->mode), name, bytes, !p->host_buffers);
 #else
     (void)p, (void)name, (void)bytes;
     return 0;
