@@ -11,13 +11,19 @@ DUET_INLINE duet_status_t amo_(duet_comm_t c, duet_amo_op_t op, void *dest, size
     if (DUET_UNLIKELY(st)) return st;
     if (DUET_UNLIKELY((uintptr_t)dest % width))
         return duet_error_set(DUET_ERR_INVALID_ARG, "%s: %p is not aligned to %zu bytes", fn, dest, width);
+    if (DUET_LIKELY(ep->ops->cpu_amo && !atomic_load_explicit(&ep->fault, memory_order_relaxed))) {
+        st = duet_tport_cpu_amo(ep->base + off, op, width, operand, cond, fetched);
+        if (op != DUET_AMO_FETCH) duet_doorbell_ring(ep->doorbell);
+        return st;
+    }
     st = ep->ops->amo(ep, op, off, width, operand, cond, fetched);
     if (op != DUET_AMO_FETCH) ep->ops->notify(ep);
     return st;
 }
 
-/* amo_ as a call in flight on c (duet_comm_enter). */
-static duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand, uint64_t cond,
+/* amo_ as a call in flight on c (duet_comm_enter); inlined into each typed entry point, so
+ * that the op and the width are constants there (the heap atomics' rate, docs/PERF.md). */
+DUET_INLINE duet_status_t amo(duet_comm_t c, duet_amo_op_t op, void *dest, size_t width, uint64_t operand, uint64_t cond,
                          int pe, uint64_t *fetched, const char *fn)
 {
     DUET_RMA_CALL(c, fn, amo_(c, op, dest, width, operand, cond, pe, fetched, fn));

@@ -51,21 +51,23 @@ static duet_status_t get_bytes(duet_comm_t c, void *dest, const void *src, size_
     DUET_RMA_CALL(c, fn, get_bytes_(c, dest, src, n, pe, nbi, fn));
 }
 
+/* The mem forms, the ones the OpenSHMEM and NVSHMEM layers call per message, with the body
+ * inlined (the typed forms below share put_bytes / get_bytes). */
 duet_status_t duet_put(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return put_bytes(c, dest, src, n, pe, 0, "duet_put");
+    DUET_RMA_CALL(c, "duet_put", put_bytes_(c, dest, src, n, pe, 0, "duet_put"));
 }
 duet_status_t duet_put_nbi(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return put_bytes(c, dest, src, n, pe, 1, "duet_put_nbi");
+    DUET_RMA_CALL(c, "duet_put_nbi", put_bytes_(c, dest, src, n, pe, 1, "duet_put_nbi"));
 }
 duet_status_t duet_get(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return get_bytes(c, dest, src, n, pe, 0, "duet_get");
+    DUET_RMA_CALL(c, "duet_get", get_bytes_(c, dest, src, n, pe, 0, "duet_get"));
 }
 duet_status_t duet_get_nbi(duet_comm_t c, void *dest, const void *src, size_t n, int pe)
 {
-    return get_bytes(c, dest, src, n, pe, 1, "duet_get_nbi");
+    DUET_RMA_CALL(c, "duet_get_nbi", get_bytes_(c, dest, src, n, pe, 1, "duet_get_nbi"));
 }
 
 /* The span of a strided access: from the lowest to the highest element touched. */

@@ -60,7 +60,41 @@ typedef struct duet_tport_ops {
     /* fault injection: from now on every operation on ep fails with `status`
      * (DUET_OK heals the link) */
     void (*inject_fault)(duet_tport_ep_t *ep, duet_status_t status);
+    /* 1: amo is exactly duet_tport_cpu_amo on base + off, and notify rings the doorbell, while
+     * ep->fault is 0; the RMA layer then does both inline (a heap atomic at a static-data
+     * atomic's cost, docs/PERF.md). 0: always through the table. */
+    int cpu_amo;
 } duet_tport_ops_t;
+
+/* An atomic done by the CPU on a mapped 4- or 8-byte word (coherent between the processes
+ * of a host); *fetched, when not NULL, gets the old value. DUET_ERR_INTERNAL for an op that
+ * is not one. */
+#define DUET_TPORT_CPU_AMO_(T)                                                               \
+    do {                                                                                     \
+        T *p_ = (T *)word, v_ = (T)operand, old_;                                            \
+        switch (op) {                                                                        \
+        case DUET_AMO_FETCH: old_ = __atomic_load_n(p_, __ATOMIC_SEQ_CST); break;           \
+        case DUET_AMO_SET: __atomic_store_n(p_, v_, __ATOMIC_SEQ_CST); old_ = 0; break;     \
+        case DUET_AMO_SWAP: old_ = __atomic_exchange_n(p_, v_, __ATOMIC_SEQ_CST); break;    \
+        case DUET_AMO_CSWAP:                                                                 \
+            old_ = (T)cond;                                                                  \
+            __atomic_compare_exchange_n(p_, &old_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+            break;                                                                           \
+        case DUET_AMO_ADD: old_ = __atomic_fetch_add(p_, v_, __ATOMIC_SEQ_CST); break;      \
+        case DUET_AMO_AND: old_ = __atomic_fetch_and(p_, v_, __ATOMIC_SEQ_CST); break;      \
+        case DUET_AMO_OR: old_ = __atomic_fetch_or(p_, v_, __ATOMIC_SEQ_CST); break;        \
+        case DUET_AMO_XOR: old_ = __atomic_fetch_xor(p_, v_, __ATOMIC_SEQ_CST); break;      \
+        default: return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "unknown atomic op %d", (int)op); \
+        }                                                                                    \
+        if (fetched) *fetched = (uint64_t)old_;                                              \
+    } while (0)
+DUET_INLINE duet_status_t duet_tport_cpu_amo(void *word, duet_amo_op_t op, size_t width, uint64_t operand,
+                                             uint64_t cond, uint64_t *fetched)
+{
+    if (width == 4) DUET_TPORT_CPU_AMO_(uint32_t);
+    else DUET_TPORT_CPU_AMO_(uint64_t);
+    return DUET_OK;
+}
 
 struct duet_tport_ep {
     const duet_tport_ops_t *ops;

@@ -74,34 +74,12 @@ static duet_status_t shm_iget(duet_tport_ep_t *ep, void *dst, size_t off, ptrdif
     return DUET_OK;
 }
 
-#define SHM_AMO_BODY(T)                                                                      \
-    do {                                                                                     \
-        T *p = (T *)(void *)(ep->base + off), v = (T)operand, old;                           \
-        switch (op) {                                                                        \
-        case DUET_AMO_FETCH: old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;             \
-        case DUET_AMO_SET: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); old = 0; break;        \
-        case DUET_AMO_SWAP: old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); break;       \
-        case DUET_AMO_CSWAP:                                                                 \
-            old = (T)cond;                                                                   \
-            __atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-            break;                                                                           \
-        case DUET_AMO_ADD: old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;         \
-        case DUET_AMO_AND: old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;         \
-        case DUET_AMO_OR: old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;           \
-        case DUET_AMO_XOR: old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); break;         \
-        default: return DUET_FAIL(DUET_ERR_INTERNAL, RMA, "shm: unknown atomic op %d", op); \
-        }                                                                                    \
-        if (fetched) *fetched = (uint64_t)old;                                               \
-    } while (0)
-
 static duet_status_t shm_amo(duet_tport_ep_t *ep, duet_amo_op_t op, size_t off, size_t width,
                              uint64_t operand, uint64_t cond, uint64_t *fetched)
 {
     duet_status_t st = check_fault(ep);
     if (DUET_UNLIKELY(st)) return st;
-    if (width == 4) SHM_AMO_BODY(uint32_t);
-    else SHM_AMO_BODY(uint64_t);
-    return DUET_OK;
+    return duet_tport_cpu_amo(ep->base + off, op, width, operand, cond, fetched);
 }
 
 static void shm_notify(duet_tport_ep_t *ep) { duet_doorbell_ring(ep->doorbell); }
@@ -162,6 +140,7 @@ const duet_tport_ops_t duet_tport_shm_ops = {
     .notify = shm_notify,
     .ptr = shm_ptr,
     .inject_fault = shm_inject_fault,
+    .cpu_amo = 1,
 };
 
 /* A mapped peer (or myself) in a heap that also has net peers: data by load/store as above,

@@ -8,8 +8,11 @@
  * Spinning first keeps the round trip at cache-line speed when the peer owns a core;
  * yielding next lets an oversubscribed peer (8 ranks on 2 cores) run; sleeping last keeps
  * an idle wait cheap. The futex sleep has a short timeout, so a wake-up that is missed
- * (a peer that stores without ringing) costs latency, never a hang.
+ * (a peer that stores without ringing) costs latency, never a hang. A sleep that a ring ended
+ * goes back to yielding for 200 us before the next: the peer is busy writing here, and a
+ * sleeper that re-armed at once would cost it a wake-up system call per ring.
  */
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #define FAST_TURNS     256u
 #define YIELD_PHASE_NS 2000000ull
 #define SLEEP_NS       200000ull
+#define REWAKE_GRACE_NS 200000ull
 
 void duet_waiter_init(duet_waiter_t *w, const duet_wait_ctx_t *ctx, const char *what, const char *label,
                       unsigned long long a, unsigned long long b, int peer)
@@ -138,10 +142,11 @@ static void start_clock(duet_waiter_t *w)
     note_begin(w);
 }
 
-static void futex_sleep(duet_doorbell_t *d, uint32_t seen)
+/* 1 when the sleep ended by a ring (or the doorbell had moved already), 0 at the timeout. */
+static int futex_sleep(duet_doorbell_t *d, uint32_t seen)
 {
     struct timespec ts = {0, (long)SLEEP_NS};
-    syscall(SYS_futex, &d->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0);
+    return syscall(SYS_futex, &d->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0) == 0 || errno == EAGAIN;
 }
 
 /* One wake per sleep: the ring that disarms the doorbell bumps it and wakes every sleeper;
@@ -219,8 +224,13 @@ duet_status_t duet_waiter_turn(duet_waiter_t *w)
         uint32_t seen = atomic_load_explicit(&d->doorbell, memory_order_acquire);
         atomic_store_explicit(&d->armed, 1, memory_order_seq_cst); /* after `seen`: see duet_doorbell_wake_ */
         atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_seq_cst);
-        futex_sleep(d, seen);
+        int rung = futex_sleep(d, seen);
         atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_relaxed);
+        /* Rung, and the caller finds its condition still false: the peer is writing here, just
+         * not what we wait for (an nbi stream's quiet rings once per window). Yield, not sleep,
+         * for a while before arming again: a sleeper woken by every ring would cost its peer
+         * a futex wake (a system call, 2-5 us on a VM) per ring. */
+        if (rung) w->sleep_after_ns = duet_time_ns() + REWAKE_GRACE_NS;
     }
     return DUET_OK;
 }
