@@ -87,13 +87,17 @@ static void parse_forced(void)
  * so at the same call every rank holds the means of every candidate; the ranks then exchange
  * them (the slowest rank's mean is the call's time: double MAX, under the call's signature)
  * and keep the fastest measured, on every rank alike. The TUNE line then gives the measured
- * times beside the predicted ones. DUET_TUNE_LEARN=0 turns it off; a forced algorithm, a GPU
- * call, a call the latency lane may run and one inside a group are never learned from.
+ * times beside the predicted ones. DUET_TUNE_LEARN=0 turns it off; a forced algorithm, a call
+ * the latency lane may run and one inside a group are never learned from. A GPU call only
+ * queues work, so its time is known later: such a call on trial (duet_coll_tune_trial) is
+ * recorded as 0 when queued and timed on its stream, and the times are handed over before
+ * the deciding call (duet_coll_tune_deciding, duet_coll_tune_set_times); a call being captured
+ * into a CUDA graph is not counted.
  */
-#define LEARN_MAX 3        /* candidates timed: the predicted best and the next ones            */
+#define LEARN_MAX DUET_TUNE_LEARN_MAX
 #define LEARN_WITHIN 2.0   /* ... predicted within this factor of the best                      */
 #define LEARN_WARMUP 1     /* a candidate's first call is not counted (its schedule, cold caches) */
-#define LEARN_CALLS 6      /* calls of each candidate counted                                   */
+#define LEARN_CALLS DUET_TUNE_LEARN_CALLS
 enum { LEARN_OFF, LEARN_TRYING, LEARN_DONE };
 
 typedef struct {
@@ -345,6 +349,37 @@ void duet_coll_tune_record(duet_comm_t c, double us)
     }
 }
 
+int duet_coll_tune_trial(duet_comm_t c)
+{
+    if (!c->tune || c->tune->last < 0) return -1;
+    const learn_t *L = &c->tune->e[c->tune->last].learn;
+    if (L->phase != LEARN_TRYING || L->cur >= L->n) return -1;
+    return L->calls >= LEARN_WARMUP ? L->cur : -2; /* record() counts it when calls > WARMUP after ++ */
+}
+
+/* a's entry, when the cache holds it; NULL otherwise */
+static learn_t *learn_of(duet_comm_t c, const duet_coll_args_t *a)
+{
+    uint64_t key1, key2;
+    size_t slot = key_of(a, &key1, &key2);
+    if (!c->tune || c->tune->e[slot].algo < 0 || c->tune->e[slot].key1 != key1 || c->tune->e[slot].key2 != key2)
+        return NULL;
+    return &c->tune->e[slot].learn;
+}
+
+int duet_coll_tune_deciding(duet_comm_t c, const duet_coll_args_t *a)
+{
+    const learn_t *L = learn_of(c, a);
+    return L && L->phase == LEARN_TRYING && L->cur == L->n;
+}
+
+void duet_coll_tune_set_times(duet_comm_t c, const duet_coll_args_t *a, const double *sum)
+{
+    learn_t *L = learn_of(c, a);
+    if (!L || L->phase != LEARN_TRYING) return;
+    for (int i = 0; i < L->n; i++) L->sum[i] = sum[i];
+}
+
 /* Every candidate of entry `slot` has been timed: the ranks exchange their means and keep the
  * fastest (the exchange is a call of its own, which may take the entry's slot: it is written
  * back whole). */
@@ -482,8 +517,8 @@ static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatyp
         }
         if (pred.best >= 0) best = pred.e[pred.best].algo;
         size_t bytes = a->count * a->elem;
-        int may_learn = duet_cfg()->tune_learn && agree && !forced[0] && !a->gpu && a->nranks > 1 && bytes > 0 &&
-                        !(a->kind == DUET_COLL_ALLREDUCE && bytes <= 2 * DUET_LANE_BYTES); /* not the lane's */
+        int may_learn = duet_cfg()->tune_learn && agree && !forced[0] && a->nranks > 1 && bytes > 0 &&
+                        (a->gpu || !(a->kind == DUET_COLL_ALLREDUCE && bytes <= 2 * DUET_LANE_BYTES)); /* not the lane's */
         if (best) learn = learn_plan(&pred, best, may_learn);
         if (!best) {
             if (forced[0])

@@ -154,6 +154,22 @@ duet_status_t duet_coll_tune_pick_inner(duet_comm_t c, const duet_coll_args_t *a
  * the learning tuner; a call that failed is not recorded. */
 void duet_coll_tune_record(duet_comm_t c, double us);
 
+/* Learning a GPU call, whose time is known only once its stream ran it. Candidates timed per
+ * shape, and counted calls of each: */
+#define DUET_TUNE_LEARN_MAX 3
+#define DUET_TUNE_LEARN_CALLS 6
+/* The call last picked with an exchange on c: -1 when the tuner has it on no trial; -2 when
+ * it is on trial but not counted (a candidate's warm-up); else the candidate (0 ..
+ * DUET_TUNE_LEARN_MAX - 1) whose counted call it is. Either way on trial, the call is then
+ * recorded (duet_coll_tune_record, a GPU call with 0) once it is queued. */
+int duet_coll_tune_trial(duet_comm_t c);
+/* 1 when every candidate of shape a has had its calls: the shape's next pick with an exchange
+ * decides, from the times recorded, or from those given just before it: */
+int duet_coll_tune_deciding(duet_comm_t c, const duet_coll_args_t *a);
+/* sum[i]: the total time, us, of candidate i's counted calls of shape a (replacing what was
+ * recorded). Every rank gives them (0 for none measured), before the deciding pick. */
+void duet_coll_tune_set_times(duet_comm_t c, const duet_coll_args_t *a, const double *sum);
+
 /* The most calls of one shape that learning takes before it decides (0 when DUET_TUNE_LEARN
  * is off): a benchmark's warm-up of at least this measures what was learned. */
 int duet_coll_tune_learn_calls(void);

@@ -96,6 +96,7 @@ void duet_cuda_coll_release(void *state)
     if (s->last) cudaEventDestroy(s->last);
     if (s->cap_last) cudaEventDestroy(s->cap_last);
     if (s->aux_done) cudaEventDestroy(s->aux_done);
+    duet_cuda_learn_release(s);
     if (s->aux) cudaStreamDestroy(s->aux);
     if (s->fail_host) cudaFreeHost((void *)s->fail_host);
     duet_cuda_exec_release(s);
@@ -459,6 +460,7 @@ typedef struct {
     const duet_sched_t *plan;
     int shot; /* 1: oneshot, 2: twoshot kernel instead of the executor, 3: direct kernel */
     int by_rule; /* the kernel was chosen by rule (direct, or a small allreduce's one-shot), not costed */
+    int trial;   /* duet_coll_tune_trial's answer for it: >= 0 timed, -2 counted only, -1 neither */
     direct_t direct;
 } gpu_plan_t;
 
@@ -498,9 +500,11 @@ int duet_cuda_coll_forced_kernel(duet_coll_kind_t kind, const char *name, size_t
     return shot && (bytes <= DUET_CUDA_COLL_MAX_BYTES || (shot == 2 && heap_buffers));
 }
 
-/* d: from direct_of (d->nblocks 0: the direct kernel is out). */
+/* d: from direct_of (d->nblocks 0: the direct kernel is out). learn: the call may be one the
+ * learning tuner times (queued now, not captured, not in a group): the pick may then exchange
+ * with the other ranks (duet_cuda_learn_agree). */
 static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, const direct_t *d, duet_sched_t *sched,
-                               gpu_plan_t *g)
+                               gpu_plan_t *g, int learn)
 {
     /* fp16 / bf16 reductions run in fp32 (widened into the work space, rounded once at the end) */
     g->wide = reduces(k->kind) && (k->dt == DUET_FLOAT16 || k->dt == DUET_BFLOAT16);
@@ -520,6 +524,7 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     g->algo = NULL;
     g->shot = 0;
     g->by_rule = 0;
+    g->trial = -1;
     g->direct = *d;
     if (d->nblocks > 0) {
         g->shot = 3;
@@ -549,7 +554,11 @@ static duet_status_t plan_call(duet_comm_t c, const duet_cuda_coll_call_t *k, co
     }
     duet_status_t st;
     if (k->kind == DUET_COLL_SEND || k->kind == DUET_COLL_RECV) st = duet_coll_p2p(&g->a, sched);
-    else st = duet_coll_tune_pick(c, &g->a, k->dt, &g->algo, sched, &g->plan);
+    else if (!learn) st = duet_coll_tune_pick(c, &g->a, k->dt, &g->algo, sched, &g->plan);
+    else if (duet_coll_tune_deciding(c, &g->a) && (st = duet_cuda_learn_settle(c, c->cuda->coll, &g->a, k->fn)))
+        return st;
+    else st = duet_coll_tune_pick_agreed(c, &g->a, k->dt, duet_cuda_learn_agree, c, &g->algo, sched, &g->plan);
+    if (learn && st == DUET_OK && !p2p) g->trial = duet_coll_tune_trial(c);
     if (st == DUET_OK && g->algo && k->kind == DUET_COLL_ALLREDUCE &&
         k->count * duet_datatype_size(k->dt) <= DUET_CUDA_COLL_MAX_BYTES)
         g->shot = g->algo->build == duet_coll_oneshot_allreduce ? 1 : g->algo->build == duet_coll_twoshot_allreduce ? 2 : 0;
@@ -577,11 +586,17 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
     duet_sched_t sched;
     gpu_plan_t g;
     direct_t d = direct_of(k);
-    duet_status_t st = plan_call(c, k, &d, &sched, &g);
-    coll_state_t *s = NULL;
     cudaStream_t cs = (cudaStream_t)k->stream;
+    int capturing = 0;
+    unsigned long long cap = 0;
+    /* learning: not in a capture (a stream that takes no work now fails in begin, below) */
+    int learn = capture_of(cs, &capturing, &cap, fn) == DUET_OK && !capturing;
+    duet_status_t st = plan_call(c, k, &d, &sched, &g, learn);
+    coll_state_t *s = NULL;
     if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
+    duet_cuda_trial_t *trial = NULL;
+    if (st == DUET_OK && g.trial >= 0) st = duet_cuda_learn_begin(s, &g.a, g.trial, cs, &trial, fn);
     if (st == DUET_OK) {
         if (g.shot == 3) {
             st = launch_direct(s, k, &g.direct, cs);
@@ -600,7 +615,9 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
             st = duet_cuda_exec_run(c, s, &x, cs, fn);
         }
     }
+    if (st == DUET_OK && trial) st = duet_cuda_learn_end(trial, cs, fn);
     if (st == DUET_OK) st = duet_cuda_coll_end(s, cs, fn);
+    if (st == DUET_OK && g.trial != -1) duet_coll_tune_record(c, 0); /* its time: at the deciding call */
     duet_sched_free(&sched);
     return st;
 }
@@ -649,7 +666,7 @@ static duet_status_t plan_of(duet_comm_t c, const duet_cuda_coll_call_t *k, duet
     mine.path = direct_choose(c, s, k);
     direct_t d = direct_of(&mine);
     duet_sched_free(sched);
-    return plan_call(c, &mine, &d, sched, g);
+    return plan_call(c, &mine, &d, sched, g, 0);
 }
 
 duet_status_t duet_cuda_coll_costs(duet_comm_t c, const duet_cuda_coll_call_t *k, char *path, size_t len,

@@ -57,6 +57,8 @@ typedef struct duet_cuda_coll {
     /* the direct kernel's blocks this GPU holds at once, by datatype and op (0: not asked yet;
      * -1: none) */
     int direct_most[DUET_DATATYPE_COUNT][DUET_OP_COUNT];
+    struct duet_cuda_trial *trials; /* the learning tuner's timed calls, per shape on trial
+                                     * (DUET_CUDA_TRIALS, duet_cuda_learn.c); NULL: none yet */
 } duet_cuda_coll_state_t;
 
 /* The communicator's state; allocated by its first GPU collective (collective: every rank
@@ -85,6 +87,22 @@ duet_status_t duet_cuda_coll_begin(duet_comm_t c, duet_cuda_coll_state_t *s, cud
 duet_status_t duet_cuda_coll_failure(duet_comm_t c, const char *fn);
 /* After: records the call's end. */
 duet_status_t duet_cuda_coll_end(duet_cuda_coll_state_t *s, cudaStream_t cs, const char *fn);
+
+/* The learning tuner's side of GPU calls (duet_cuda_learn.c): the ranks' exchange (a host
+ * allreduce on the communicator ctx); a counted call of candidate `cand` of shape a on trial,
+ * timed on its stream between learn_begin (before its kernels; *trial NULL: not timed, the
+ * table is full) and learn_end (after them); before the shape's deciding pick, learn_settle
+ * waits (bounded) until its timed calls ran and gives the tuner their times. */
+#define DUET_CUDA_TRIALS 8 /* shapes on trial at once that are timed */
+typedef struct duet_cuda_trial duet_cuda_trial_t;
+duet_status_t duet_cuda_learn_agree(void *ctx, const void *mine, void *all, size_t count, duet_datatype_t dt,
+                                    duet_op_t op);
+duet_status_t duet_cuda_learn_begin(duet_cuda_coll_state_t *s, const duet_coll_args_t *a, int cand, cudaStream_t cs,
+                                    duet_cuda_trial_t **trial, const char *fn);
+duet_status_t duet_cuda_learn_end(duet_cuda_trial_t *trial, cudaStream_t cs, const char *fn);
+duet_status_t duet_cuda_learn_settle(duet_comm_t c, duet_cuda_coll_state_t *s, const duet_coll_args_t *a,
+                                     const char *fn);
+void duet_cuda_learn_release(duet_cuda_coll_state_t *s);
 
 /* What the executor runs for one call (prepared in duet_cuda_coll.c). */
 typedef struct {
