@@ -14,6 +14,11 @@
 # --device: the GPU model instead (duet-perf --calibrate --device into the tune file's "-gpu"
 # twin, then --validate --device once per kind of buffers, validate-heap.* / validate-host.*:
 # GPU heap and cudaMalloc); ranks share the GPUs (run it under scripts/with-mps.sh).
+# Host runs also print the hardware floor before and after (bench/raw_pingpong's round trip
+# of a cache line between ranks 0 and 1): a virtual machine can move its vCPUs between
+# physical cores mid-run (seen here: 0.135 against 0.54 us, the same processes), and a run
+# whose floor moved by more than half is marked "the machine moved": its errors are not the
+# model's.
 set -euo pipefail
 
 BUILD=build OUT=bench-validate ROUNDS=5 MAX=64M NS=() DEVICE=0 BUFFERS=heap,host
@@ -33,6 +38,12 @@ done
 run="$BUILD/bin/duetrun" perf="$BUILD/bin/duet-perf"
 [ -x "$run" ] && [ -x "$perf" ] || { echo "validate_scale.sh: no $run or $perf (build first)" >&2; exit 2; }
 cores=$(nproc)
+
+# the raw round trip of a cache line between ranks 0 and 1 (us), empty without raw_pingpong
+floor_us() {
+    [ -x "$BUILD/bin/raw_pingpong" ] || return 0
+    "$run" -n 2 "$BUILD/bin/raw_pingpong" 100000 2>/dev/null | awk '/bare load loop/ { print $(NF-4); exit }'
+}
 
 # auto against the fastest forced algorithm of each (collective, size) cell of a CSV
 auto_vs_fastest() {
@@ -74,9 +85,15 @@ for n in "${NS[@]}"; do
         done
         continue
     fi
+    f0=$(floor_us)
     "$run" -n "$n" "$perf" --calibrate >"$dir/calibrate.txt"
     "$run" -n "$n" "$perf" --validate --rounds "$ROUNDS" -e "$MAX" --csv "$dir/validate.csv" >"$dir/validate.txt"
+    f1=$(floor_us)
     echo "== $n ranks ($(($(date +%s) - start)) s, $(date -u +%H:%M) UTC, load $(cut -d' ' -f1 /proc/loadavg))"
+    awk -v a="$f0" -v b="$f1" 'BEGIN {
+        if (a == "" || b == "") { print "  floor: raw_pingpong not built"; exit }
+        moved = (a > 1.5 * b || b > 1.5 * a) ? ": the machine moved, the errors are not the model'"'"'s" : ""
+        printf "  floor (raw round trip, ranks 0-1): %s us before, %s us after%s\n", a, b, moved }'
     grep -E "^  [a-z_]+ |fit error" "$dir/calibrate.txt" | sed 's/^/  calibrate: /'
     grep "^# summary" "$dir/validate.txt"
     auto_vs_fastest "$dir/validate.csv"

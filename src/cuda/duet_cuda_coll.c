@@ -587,14 +587,12 @@ static duet_status_t run_now(duet_comm_t c, const duet_cuda_coll_call_t *k)
     gpu_plan_t g;
     direct_t d = direct_of(k);
     cudaStream_t cs = (cudaStream_t)k->stream;
-    int capturing = 0;
-    unsigned long long cap = 0;
-    /* learning: not in a capture (a stream that takes no work now fails in begin, below) */
-    int learn = capture_of(cs, &capturing, &cap, fn) == DUET_OK && !capturing;
-    duet_status_t st = plan_call(c, k, &d, &sched, &g, learn);
+    duet_sched_init(&sched, c->rank, c->size, 1); /* freeable whatever happens */
     coll_state_t *s = NULL;
-    if (st == DUET_OK) st = duet_cuda_coll_state(c, &s, fn);
+    duet_status_t st = duet_cuda_coll_state(c, &s, fn);
+    /* begin first: it finds whether cs is being captured, and a captured call is not learned from */
     if (st == DUET_OK) st = duet_cuda_coll_begin(c, s, cs, fn);
+    if (st == DUET_OK) st = plan_call(c, k, &d, &sched, &g, !s->capturing);
     duet_cuda_trial_t *trial = NULL;
     if (st == DUET_OK && g.trial >= 0) st = duet_cuda_learn_begin(s, &g.a, g.trial, cs, &trial, fn);
     if (st == DUET_OK) {
