@@ -11,7 +11,8 @@
  * slowest rank's means with a host allreduce (duet_cuda_learn_agree): one wait and one
  * exchange per call shape, once. A call captured into a CUDA graph or run in a group is not
  * on trial (duet_cuda_coll.c). Every rank makes the same calls, so every rank has the same
- * trials; a shape that finds the table full is not timed, and then keeps the predicted best.
+ * trials; a shape that finds the table full is not timed, and then keeps the predicted best
+ * (a trial whose shape left the tuner's cache before deciding keeps its slot).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ duet_status_t duet_cuda_learn_begin(duet_cuda_coll_state_t *s, const duet_coll_a
 {
     *trial = NULL;
     duet_cuda_trial_t *t = trial_of(s, a, 1);
+    if (t && t->n > 0 && cand < t->cand[t->n - 1]) t->n = 0; /* the tuner began again (its entry was evicted) */
     if (!t || t->n >= PAIRS) return DUET_OK; /* not timed: on every rank alike */
     cudaError_t err = cudaSuccess;
     for (int e = 0; e < 2 && err == cudaSuccess; e++)
