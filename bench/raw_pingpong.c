@@ -6,6 +6,8 @@
  * Then the floor of a 2-rank allreduce: both ranks store into each other's line at once and
  * wait for their own (one one-way transfer per call, not two), against duet_allreduce of
  * 8 bytes (run with DUET_ALGO=allreduce:oneshot to see the latency lane).
+ * Last, what a heap atomic adds: rank 0's fetch_add on rank 1's word, as a CPU atomic on the
+ * mapping and as duet_atomic_fetch_add_uint64 (the checks and the call in flight around it).
  *
  *   build/bin/duetrun -n 2 build/bin/raw_pingpong [iterations]
  */
@@ -24,10 +26,10 @@
         }                                                                                        \
     } while (0)
 
-enum { RAW_PAUSE, RAW_BARE, LIBRARY, RAW_EXCHANGE, RAW_LANE, ALLREDUCE, MODES };
+enum { RAW_PAUSE, RAW_BARE, LIBRARY, RAW_EXCHANGE, RAW_LANE, ALLREDUCE, RAW_AMO, AMO, MODES };
 static const char *mode_names[] = {"raw store + load loop with pause", "raw store + bare load loop",
                                    "duet_p + duet_wait_until", "raw exchange (both store, both wait)", "raw lane (parity lines, 8 B data)",
-                                   "duet_allreduce 8 B"};
+                                   "duet_allreduce 8 B", "raw fetch_add on the peer's word", "duet_atomic_fetch_add_uint64"};
 
 int main(int argc, char **argv)
 {
@@ -50,6 +52,14 @@ int main(int argc, char **argv)
         uint64_t t0 = duet_time_ns();
         for (long i = 0; i < n; i++) {
             v++;
+            if (mode >= RAW_AMO) { /* rank 0 alone, on rank 1's word; rank 1 waits in the barrier */
+                if (me != 0) break;
+                uint64_t old = 0;
+                if (mode == RAW_AMO) old = __atomic_fetch_add((uint64_t *)(uintptr_t)peer, 1, __ATOMIC_SEQ_CST);
+                else CHECK(duet_atomic_fetch_add_uint64(w, flag, 1, 1, &old));
+                sink += (float)(old & 1);
+                continue;
+            }
             if (mode == ALLREDUCE) {
                 float x[2] = {(float)i, 1}, y[2];
                 CHECK(duet_allreduce(x, y, 2, DUET_FLOAT32, DUET_SUM, w, NULL));
@@ -87,7 +97,9 @@ int main(int argc, char **argv)
             if (me == 1) *peer = v;
         }
         double us = (double)(duet_time_ns() - t0) * 1e-3 / (double)n;
-        if (me == 0)
+        if (me == 0 && mode >= RAW_AMO)
+            printf("%-36s %.2f ns per call\n", mode_names[mode], us * 1e3);
+        else if (me == 0)
             printf("%-36s %.3f us per %s\n", mode_names[mode], us, mode < RAW_EXCHANGE ? "round trip" : "call");
     }
     CHECK(duet_free(w, flag));
