@@ -107,8 +107,12 @@ typedef struct {
     double sum[LEARN_MAX]; /* this rank's counted times, us                                        */
 } learn_t;
 
-/* Decisions already taken on this communicator, by call shape. */
+/* Decisions already taken on this communicator, by call shape: TUNE_CACHE entries in sets of
+ * TUNE_WAYS (a shape lives in its set's ways; a new one takes an empty way, else the least
+ * recently used): two shapes a job alternates between never take each other's place, which
+ * would restart their learning at every call. */
 #define TUNE_CACHE 64
+#define TUNE_WAYS 4
 #define CACHED_STEPS_MAX 4096 /* schedules up to this size are kept for reuse */
 struct duet_coll_tune_cache {
     duet_coll_repeat_t repeat; /* first: duet_coll_tune_repeat */
@@ -122,7 +126,9 @@ struct duet_coll_tune_cache {
         duet_sched_t sched; /* this rank's schedule for the shape (nsteps 0: not kept) */
         learn_t learn;      /* what is measured of it (see "Learning") */
         char why[1024];     /* the TUNE log line: each candidate's predicted time, the choice */
+        uint64_t used;      /* when last picked (the cache's clock): the least recent goes first */
     } e[TUNE_CACHE];
+    uint64_t clock;
     int last; /* the entry of the last call picked with an exchange (duet_coll_tune_record), -1 */
 };
 
@@ -282,9 +288,9 @@ static const char *place_name(int place)
     return names[place & (PLACES - 1)];
 }
 
-/* A call shape's cache key and slot: by shape alone, as placement is the rank's own (see
- * "Placement" above). */
-static size_t key_of(const duet_coll_args_t *a, uint64_t *key1, uint64_t *key2)
+/* A call shape's cache key and the first entry of its set: by shape alone, as placement is
+ * the rank's own (see "Placement" above). */
+static size_t set_of(const duet_coll_args_t *a, uint64_t *key1, uint64_t *key2)
 {
     *key1 = ((uint64_t)a->kind << 56) ^ (a->count * a->elem);
     *key2 = ((uint64_t)(uint32_t)a->root << 32) | ((uint64_t)a->gpu << 24) | (uint64_t)a->elem;
@@ -293,7 +299,27 @@ static size_t key_of(const duet_coll_args_t *a, uint64_t *key1, uint64_t *key2)
      * collective, shared one slot) */
     uint64_t h = *key1 ^ (*key2 * 0x9e3779b97f4a7c15ull);
     h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53ull, h ^= h >> 33;
-    return (size_t)(h % TUNE_CACHE);
+    return (size_t)(h % (TUNE_CACHE / TUNE_WAYS)) * TUNE_WAYS;
+}
+
+/* The entry holding shape a (its keys in *key1, *key2); when none does, -1, or with `take` the
+ * entry it is to take (an empty way of its set, else the least recently used). Every rank
+ * picks the same shapes in the same order, so every rank takes the same entry. */
+static int slot_of(duet_comm_t c, const duet_coll_args_t *a, uint64_t *key1, uint64_t *key2, int take)
+{
+    size_t base = set_of(a, key1, key2);
+    if (!c->tune) return take ? (int)base : -1;
+    int empty = -1, oldest = (int)base;
+    for (int w = 0; w < TUNE_WAYS; w++) {
+        int i = (int)base + w;
+        if (c->tune->e[i].algo < 0) {
+            if (empty < 0) empty = i;
+            continue;
+        }
+        if (c->tune->e[i].key1 == *key1 && c->tune->e[i].key2 == *key2) return i;
+        if (c->tune->e[i].used < c->tune->e[oldest].used || c->tune->e[oldest].algo < 0) oldest = i;
+    }
+    return !take ? -1 : empty >= 0 ? empty : oldest;
 }
 
 int duet_coll_tune_learn_calls(void)
@@ -304,10 +330,8 @@ int duet_coll_tune_learn_calls(void)
 int duet_coll_tune_learn_phase(duet_comm_t c, const duet_coll_args_t *a)
 {
     uint64_t key1, key2;
-    size_t slot = key_of(a, &key1, &key2);
-    if (!c->tune || c->tune->e[slot].algo < 0 || c->tune->e[slot].key1 != key1 || c->tune->e[slot].key2 != key2)
-        return -1;
-    return c->tune->e[slot].learn.phase;
+    int slot = slot_of(c, a, &key1, &key2, 0);
+    return slot < 0 ? -1 : c->tune->e[slot].learn.phase;
 }
 
 /* The candidates to time for a shape just costed (pred, its pick `best`), or phase OFF. */
@@ -361,10 +385,8 @@ int duet_coll_tune_trial(duet_comm_t c)
 static learn_t *learn_of(duet_comm_t c, const duet_coll_args_t *a)
 {
     uint64_t key1, key2;
-    size_t slot = key_of(a, &key1, &key2);
-    if (!c->tune || c->tune->e[slot].algo < 0 || c->tune->e[slot].key1 != key1 || c->tune->e[slot].key2 != key2)
-        return NULL;
-    return &c->tune->e[slot].learn;
+    int slot = slot_of(c, a, &key1, &key2, 0);
+    return slot < 0 ? NULL : &c->tune->e[slot].learn;
 }
 
 int duet_coll_tune_deciding(duet_comm_t c, const duet_coll_args_t *a)
@@ -448,9 +470,9 @@ static duet_status_t pick(duet_comm_t c, const duet_coll_args_t *a, duet_datatyp
 {
     const char *kname = duet_coll_kind_name(a->kind);
     uint64_t key1, key2;
-    size_t slot = key_of(a, &key1, &key2);
     cache_of(c);
-    if (cached && c->tune) c->tune->last = -1;
+    size_t slot = (size_t)slot_of(c, a, &key1, &key2, 1);
+    if (cached && c->tune) c->tune->last = -1, c->tune->e[slot].used = ++c->tune->clock;
     const duet_coll_algo_t *best = NULL;
     if (cached && c->tune && c->tune->e[slot].algo >= 0 && c->tune->e[slot].key1 == key1 && c->tune->e[slot].key2 == key2) {
         learn_t *L = &c->tune->e[slot].learn;

@@ -116,6 +116,7 @@ static void fill(const shape_t *s, int32_t *send, int32_t *recv, int32_t *h, int
     for (size_t j = 0; j < in_count(s); j++) h[j] = in_of(me, j, round);
     CU(cudaMemcpy(send, h, in_count(s) * sizeof *h, cudaMemcpyHostToDevice));
     CU(cudaMemset(recv, 0xff, out_count(s) * sizeof *h));
+    CU(cudaDeviceSynchronize()); /* the memset runs on the legacy stream, which the call's stream does not wait for */
 }
 
 static void verify(const shape_t *s, const int32_t *recv, int32_t *h, int round)

@@ -450,7 +450,7 @@ int perf_calibrate(perf_t *p, const perf_mode_t *const *modes, int nmodes, int r
             PERF_CHECK(duet_coll_layout_get(p->comm, &lay));
             duet_coll_tune_file_write(kind, &lay, &m);
             char path[512];
-            duet_coll_model_t back = {0};
+            duet_coll_model_t back = {.stream = m.stream}; /* read as the GPU tuner reads it (its costing) */
             int saved = duet_coll_tune_file_read(kind, &lay, &back, path, sizeof path) == 0 && back.fit_err > 0;
             printf("calibrate: %s %s\n", saved ? "saved in" : "could not save to", path);
             if (!saved) rc = 1;
